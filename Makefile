@@ -1,0 +1,49 @@
+# The verbs a newcomer needs. Every recipe runs with the project's Node.js 24
+# (the npm package `node`, installed by `make setup`) first on the PATH.
+SHELL := /bin/bash
+export PATH := $(CURDIR)/node_modules/.bin:/usr/local/go/bin:$(PATH)
+
+.PHONY: setup deps build lint typecheck test test-unit e2e bench bench-inject \
+        cluster-build cluster-up cluster-down clean
+
+## setup: install Node.js 24 and the dependencies, build the local control plane, build the code
+setup: deps cluster-build build
+
+deps:
+	npm ci --no-audit --no-fund
+
+build:
+	npm run build
+
+typecheck:
+	npm run typecheck
+
+## lint: eslint (type-aware), prettier, and the TypeScript compiler
+lint: typecheck
+	npm run lint
+
+## test: lint and typecheck, every unit suite, then the end-to-end suites on the local control plane
+test: lint test-unit e2e
+
+test-unit:
+	npx jest --selectProjects shared webhook controller cli
+
+e2e:
+	npx jest -c e2e/jest.config.js --runInBand
+
+bench: bench-inject
+
+bench-inject: build
+	node shared/dist/bench/inject.bench.js
+
+cluster-build:
+	bash e2e/cluster/build.sh
+
+cluster-up:
+	bash e2e/cluster/up.sh
+
+cluster-down:
+	bash e2e/cluster/down.sh
+
+clean:
+	rm -rf */dist

@@ -1,0 +1,15 @@
+// The outside world as the CLI sees it, passed in so commands can be tested without a shell.
+
+export interface Io {
+  readFile(path: string): Promise<string>;
+  readStdin(): Promise<string>;
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}

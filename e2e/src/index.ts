@@ -1,0 +1,2 @@
+// The end-to-end harness lives here (issue 3).
+export {};

@@ -1,0 +1,6 @@
+// Unit and component tests of every workspace; the end-to-end suites have e2e/jest.config.js.
+const preset = require('./jest.preset.js');
+
+module.exports = {
+  projects: ['shared', 'webhook', 'controller', 'cli'].map((w) => preset(`${__dirname}/${w}`)),
+};

@@ -1,0 +1,313 @@
+// The injector configuration: its types, its defaults, and a parser that validates a YAML
+// document and reports every error with its YAML path, line and what is allowed there.
+
+import { LineCounter, parseDocument, isNode } from 'yaml';
+import type { EnvVar } from './k8s';
+import { isRecord } from './k8s';
+import { LOG_LEVELS, OVERRIDE_NAMES, type LogLevel, type OverrideName } from './overrides-catalog';
+import {
+  Reader,
+  bool,
+  describe,
+  dnsLabel,
+  int,
+  list,
+  mapping,
+  oneOf,
+  portRange,
+  quantities,
+  str,
+  struct,
+  type Field,
+  type SchemaIssue,
+} from './schema';
+
+export const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
+export const NATIVE_SIDECAR_MODES = ['auto', 'true', 'false'] as const;
+export const ROLLOUT_MODES = ['auto', 'manual', 'dry-run'] as const;
+
+export type PullPolicy = (typeof PULL_POLICIES)[number];
+export type NativeSidecarMode = (typeof NATIVE_SIDECAR_MODES)[number];
+export type RolloutMode = (typeof ROLLOUT_MODES)[number];
+
+export interface Resources {
+  requests?: Record<string, string>;
+  limits?: Record<string, string>;
+}
+
+export interface ProxyPorts {
+  /** Where redirected inbound traffic arrives. */
+  inbound: number;
+  /** Where redirected outbound traffic arrives. */
+  outbound: number;
+  /** Health, readiness and metrics. */
+  admin: number;
+}
+
+export interface ProxyConfig {
+  name: string;
+  image: string;
+  imagePullPolicy: PullPolicy;
+  ports: ProxyPorts;
+  /** The user id the proxy runs as; the init container exempts its traffic from redirection. */
+  uid: number;
+  args: string[];
+  env: EnvVar[];
+  logLevel: LogLevel;
+  resources: Resources;
+  readinessProbe?: Record<string, unknown>;
+  livenessProbe?: Record<string, unknown>;
+  startupProbe?: Record<string, unknown>;
+  securityContext: Record<string, unknown>;
+}
+
+export interface InitConfig {
+  enabled: boolean;
+  name: string;
+  image: string;
+  imagePullPolicy: PullPolicy;
+  args: string[];
+  resources: Resources;
+  securityContext: Record<string, unknown>;
+  skipInboundPorts: string[];
+  skipOutboundPorts: string[];
+}
+
+export interface OverridesConfig {
+  allowed: OverrideName[];
+  /** Image prefixes (registry, optionally with a path) a `proxy-image` override may name. */
+  allowedRegistries: string[];
+}
+
+export interface RolloutConfig {
+  mode: RolloutMode;
+  maxConcurrent: number;
+  progressDeadlineSeconds: number;
+  restartOnOptOut: boolean;
+  healEscapedPods: boolean;
+  healBackoffSeconds: number;
+}
+
+export interface Config {
+  proxy: ProxyConfig;
+  init: InitConfig;
+  nativeSidecar: NativeSidecarMode;
+  excludeNamespaces: string[];
+  overrides: OverridesConfig;
+  rollout: RolloutConfig;
+}
+
+const IMAGE = /^[a-z0-9][a-z0-9._\-/:]*[a-zA-Z0-9_.-](@sha256:[a-f0-9]{64})?$/;
+const image = str(IMAGE, 'an image reference such as ghcr.io/outrigger/proxy:1.0.0');
+
+const envVar: Field<EnvVar> = (r, v, p) => {
+  if (!isRecord(v) || typeof v.name !== 'string' || v.name === '')
+    return r.fail(p, `must be an environment variable {name, value} or {name, valueFrom}; got ${describe(v)}`);
+  if (v.value !== undefined && typeof v.value !== 'string')
+    return r.fail([...p, 'value'], `must be a string (quote numbers and booleans); got ${describe(v.value)}`);
+  return v as unknown as EnvVar;
+};
+
+const resources = struct<Resources>({ requests: { read: quantities }, limits: { read: quantities } });
+
+const port = int(1, 65535);
+
+/** Reads a probe: a mapping with exactly one handler. */
+const probe: Field<Record<string, unknown>> = (r, v, p) => {
+  const m = mapping(r, v, p);
+  if (!m) return undefined;
+  const handlers = ['httpGet', 'tcpSocket', 'exec', 'grpc'].filter((h) => h in m);
+  if (handlers.length !== 1)
+    return r.fail(p, `must have exactly one of httpGet, tcpSocket, exec, grpc; got ${handlers.length}`);
+  return m;
+};
+
+const proxySchema = struct<ProxyConfig>({
+  name: { read: dnsLabel(63), default: 'outrigger-proxy' },
+  image: { read: image, default: 'ghcr.io/outrigger/proxy:1.0.0' },
+  imagePullPolicy: { read: oneOf(PULL_POLICIES), default: 'IfNotPresent' },
+  ports: {
+    read: struct<ProxyPorts>({
+      inbound: { read: port, default: 4143 },
+      outbound: { read: port, default: 4140 },
+      admin: { read: port, default: 4191 },
+    }),
+    section: true,
+  },
+  uid: { read: int(1, 2147483647), default: 2102 },
+  args: { read: list(str()), default: [] },
+  env: { read: list(envVar), default: [] },
+  logLevel: { read: oneOf(LOG_LEVELS), default: 'info' },
+  resources: {
+    read: resources,
+    default: { requests: { cpu: '100m', memory: '64Mi' }, limits: { memory: '256Mi' } },
+  },
+  readinessProbe: {
+    read: probe,
+    default: { httpGet: { path: '/ready', port: 4191 }, initialDelaySeconds: 2, periodSeconds: 10 },
+  },
+  livenessProbe: {
+    read: probe,
+    default: { httpGet: { path: '/live', port: 4191 }, initialDelaySeconds: 10, periodSeconds: 10 },
+  },
+  startupProbe: { read: probe },
+  securityContext: {
+    read: mapping,
+    default: {
+      runAsNonRoot: true,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
+  },
+});
+
+const initSchema = struct<InitConfig>({
+  enabled: { read: bool, default: true },
+  name: { read: dnsLabel(63), default: 'outrigger-init' },
+  image: { read: image, default: 'ghcr.io/outrigger/proxy-init:1.0.0' },
+  imagePullPolicy: { read: oneOf(PULL_POLICIES), default: 'IfNotPresent' },
+  args: { read: list(str()), default: [] },
+  resources: {
+    read: resources,
+    default: { requests: { cpu: '10m', memory: '10Mi' }, limits: { cpu: '100m', memory: '32Mi' } },
+  },
+  securityContext: {
+    read: mapping,
+    default: {
+      runAsUser: 0,
+      runAsNonRoot: false,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { add: ['NET_ADMIN', 'NET_RAW'], drop: ['ALL'] },
+    },
+  },
+  skipInboundPorts: { read: list(portRange), default: [] },
+  skipOutboundPorts: { read: list(portRange), default: [] },
+});
+
+const registry = str(/^[a-z0-9][a-z0-9.\-:/]*$/, 'a registry host, optionally with a path, such as ghcr.io/outrigger/');
+
+const overridesSchema = struct<OverridesConfig>({
+  allowed: { read: list(oneOf(OVERRIDE_NAMES)), default: [...OVERRIDE_NAMES] },
+  allowedRegistries: { read: list(registry), default: ['ghcr.io/outrigger/'] },
+});
+
+const rolloutSchema = struct<RolloutConfig>({
+  mode: { read: oneOf(ROLLOUT_MODES), default: 'auto' },
+  maxConcurrent: { read: int(1, 1000), default: 5 },
+  progressDeadlineSeconds: { read: int(10, 86400), default: 600 },
+  restartOnOptOut: { read: bool, default: false },
+  healEscapedPods: { read: bool, default: true },
+  healBackoffSeconds: { read: int(1, 86400), default: 300 },
+});
+
+const configSchema = struct<Config>({
+  proxy: { read: proxySchema, section: true },
+  init: { read: initSchema, section: true },
+  nativeSidecar: { read: oneOf(NATIVE_SIDECAR_MODES), default: 'auto' },
+  excludeNamespaces: { read: list(dnsLabel(63)), default: [] },
+  overrides: { read: overridesSchema, section: true },
+  rollout: { read: rolloutSchema, section: true },
+});
+
+/** One problem in a configuration document. */
+export interface ConfigIssue {
+  /** YAML path such as `.proxy.resources.limits.cpu` or `.proxy.env[2].value`. */
+  path: string;
+  /** 1-based line in the document, when the path exists there. */
+  line?: number;
+  message: string;
+}
+
+export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: ConfigIssue[] };
+
+export function formatPath(path: readonly (string | number)[]): string {
+  if (path.length === 0) return '.';
+  return path.map((k) => (typeof k === 'number' ? `[${k}]` : `.${k}`)).join('');
+}
+
+/** The typed error carried by every configuration failure, listing all issues. */
+export class ConfigError extends Error {
+  constructor(
+    readonly errors: ConfigIssue[],
+    readonly source = 'configuration',
+  ) {
+    super(`invalid ${source}:\n${errors.map((e) => `  ${formatIssue(e)}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export function formatIssue(issue: ConfigIssue): string {
+  const where = issue.line === undefined ? issue.path : `${issue.path} (line ${issue.line})`;
+  return `${where}: ${issue.message}`;
+}
+
+/** Applies defaults and checks a configuration already read as a plain value. */
+export function readConfig(value: unknown): ConfigResult {
+  const r = new Reader();
+  const config = configSchema(r, value, []);
+  crossCheck(r, config);
+  if (r.issues.length > 0 || !config) return { ok: false, errors: r.issues.map(toIssue) };
+  return { ok: true, config };
+}
+
+function crossCheck(r: Reader, config: Config | undefined): void {
+  if (!config) return;
+  if (config.init.name === config.proxy.name)
+    r.fail(['init', 'name'], `must differ from .proxy.name ("${config.proxy.name}")`);
+  const { inbound, outbound, admin } = config.proxy.ports;
+  if (new Set([inbound, outbound, admin]).size !== 3)
+    r.fail(['proxy', 'ports'], `inbound, outbound and admin must be three different ports; got ${inbound}, ${outbound}, ${admin}`);
+}
+
+function toIssue(issue: SchemaIssue): ConfigIssue {
+  return { path: formatPath(issue.path), message: issue.message };
+}
+
+/** Parses and validates a YAML configuration document; an empty document means all defaults. */
+export function parseConfig(text: string): ConfigResult {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    return {
+      ok: false,
+      errors: doc.errors.map((e) => ({
+        path: '.',
+        line: e.linePos?.[0].line,
+        message: `not valid YAML: ${e.message.split('\n')[0] ?? e.code}`,
+      })),
+    };
+  }
+  const result = readConfig(doc.toJS() ?? {});
+  if (result.ok) return result;
+  const errors = result.errors.map((e) => {
+    const node = doc.getIn(pathOf(e.path), true);
+    const offset = isNode(node) ? node.range?.[0] : undefined;
+    return offset === undefined ? e : { ...e, line: lineCounter.linePos(offset).line };
+  });
+  return { ok: false, errors };
+}
+
+/** Parses, or throws a ConfigError naming every problem. */
+export function mustParseConfig(text: string, source?: string): Config {
+  const result = parseConfig(text);
+  if (!result.ok) throw new ConfigError(result.errors, source);
+  return result.config;
+}
+
+function pathOf(formatted: string): (string | number)[] {
+  const out: (string | number)[] = [];
+  for (const m of formatted.matchAll(/\.([^.[\]]+)|\[(\d+)\]/g)) {
+    out.push(m[2] === undefined ? (m[1] ?? '') : Number(m[2]));
+  }
+  return out;
+}
+
+/** The configuration with every default, the same as an empty document. */
+export function defaultConfig(): Config {
+  const result = readConfig({});
+  if (!result.ok) throw new ConfigError(result.errors, 'built-in default configuration');
+  return result.config;
+}

@@ -1,0 +1,204 @@
+// Injection: the proxy (a native sidecar where possible, else the first regular container),
+// the init container that redirects traffic, the identity volume, and the labels and
+// annotations of DESIGN section 3, as an RFC 6902 patch that only adds.
+
+import type { Config } from './config';
+import { decide, type Decision, type SkipReason } from './decide';
+import type { Container, EnvVar, NamespaceMeta, PodLike, ResourceRequirements } from './k8s';
+import { labelValue } from './label';
+import {
+  ENV,
+  IDENTITY_MOUNT_PATH,
+  IDENTITY_VOLUME,
+  OWNER_KIND,
+  OWNER_NAME,
+  REVISION,
+  SKIPPED,
+  STATUS,
+} from './names';
+import { resolveOwner, type Owner } from './owner';
+import { resolveOverrides, type Overrides } from './overrides';
+import { addToList, addToMap, type AddOperation } from './patch';
+
+/** A configuration with its revision, computed once when the configuration is loaded. */
+export interface ConfigSnapshot {
+  config: Config;
+  revision: string;
+}
+
+export interface InjectInput {
+  pod: PodLike;
+  snapshot: ConfigSnapshot;
+  namespaceName: string | undefined;
+  namespace: NamespaceMeta | 'assume-enabled';
+  /** Whether the cluster runs native sidecars (Kubernetes 1.29 and newer). */
+  nativeSidecarSupported: boolean;
+  /** The owner when the caller knows better than the pod (a workload's template); else resolved from the pod. */
+  owner?: Owner;
+  systemNamespace?: string;
+}
+
+export type InjectionResult =
+  | { injected: true; patch: AddOperation[]; warnings: string[]; owner: Owner; native: boolean }
+  | { injected: false; reason: SkipReason; detail: string; warnings: string[]; owner: Owner };
+
+const DEFAULT_CONTAINER = 'kubectl.kubernetes.io/default-container';
+
+export function useNativeSidecar(config: Config, overrides: Overrides, supported: boolean): boolean {
+  const wanted = overrides['native-sidecar'];
+  if (wanted !== undefined) return wanted && supported;
+  if (config.nativeSidecar === 'auto') return supported;
+  return config.nativeSidecar === 'true';
+}
+
+export function injectPod(input: InjectInput): InjectionResult {
+  const { pod, snapshot } = input;
+  const { config } = snapshot;
+  const owner = input.owner ?? resolveOwner(pod);
+  const namespaceAnnotations = input.namespace === 'assume-enabled' ? undefined : input.namespace.annotations;
+  const { values, warnings } = resolveOverrides({
+    podAnnotations: pod.metadata?.annotations,
+    namespaceAnnotations,
+    config,
+    podDescription: `${owner.kind} ${owner.name}`,
+  });
+  const native = useNativeSidecar(config, values, input.nativeSidecarSupported);
+  const decision: Decision = decide({ ...input, config, owner, nativeSidecar: native });
+  if (!decision.inject) return { injected: false, reason: decision.reason, detail: decision.detail, warnings, owner };
+  const patch = buildPatch({ pod, snapshot, owner, overrides: values, native });
+  return { injected: true, patch, warnings, owner, native };
+}
+
+interface Build {
+  pod: PodLike;
+  snapshot: ConfigSnapshot;
+  owner: Owner;
+  overrides: Overrides;
+  native: boolean;
+}
+
+function buildPatch(b: Build): AddOperation[] {
+  const { config } = b.snapshot;
+  const spec = b.pod.spec ?? { containers: [] };
+  const useInit = b.overrides['init-container'] ?? config.init.enabled;
+  const proxy = proxyContainer(b);
+  const init = useInit ? [initContainer(b)] : [];
+  const initContainers = b.native ? [...init, proxy] : init;
+  const containers = b.native ? [] : [proxy];
+  const status = {
+    revision: b.snapshot.revision,
+    initContainers: initContainers.map((c) => c.name),
+    containers: containers.map((c) => c.name),
+    volumes: [IDENTITY_VOLUME],
+  };
+  const annotations: Record<string, string> = { [STATUS]: JSON.stringify(status) };
+  const firstUserContainer = spec.containers[0]?.name;
+  if (!b.native && firstUserContainer && b.pod.metadata?.annotations?.[DEFAULT_CONTAINER] === undefined)
+    annotations[DEFAULT_CONTAINER] = firstUserContainer;
+  const labels = {
+    [REVISION]: b.snapshot.revision,
+    [OWNER_KIND]: labelValue(b.owner.kind),
+    [OWNER_NAME]: labelValue(b.owner.name),
+  };
+  return [
+    ...metadataOps(b.pod, labels, annotations),
+    ...addToList(['spec', 'initContainers'], spec.initContainers, initContainers, 'front'),
+    ...addToList(['spec', 'containers'], spec.containers, containers, 'front'),
+    ...addToList(['spec', 'volumes'], spec.volumes, [{ name: IDENTITY_VOLUME, emptyDir: { medium: 'Memory' } }], 'back'),
+  ];
+}
+
+function metadataOps(pod: PodLike, labels: Record<string, string>, annotations: Record<string, string>): AddOperation[] {
+  const meta = pod.metadata;
+  if (meta === undefined || meta === null) return [{ op: 'add', path: '/metadata', value: { labels, annotations } }];
+  return [
+    ...addToMap(['metadata', 'labels'], meta.labels, labels),
+    ...addToMap(['metadata', 'annotations'], meta.annotations, annotations),
+  ];
+}
+
+/** The patch that marks a pod the webhook saw but did not inject. */
+export function skipPatch(pod: PodLike, reason: SkipReason): AddOperation[] {
+  return metadataOps(pod, { [SKIPPED]: reason }, {});
+}
+
+function proxyResources(config: Config, o: Overrides): ResourceRequirements {
+  const requests = { ...config.proxy.resources.requests };
+  const limits = { ...config.proxy.resources.limits };
+  if (o['proxy-cpu-request']) requests.cpu = o['proxy-cpu-request'];
+  if (o['proxy-memory-request']) requests.memory = o['proxy-memory-request'];
+  if (o['proxy-cpu-limit']) limits.cpu = o['proxy-cpu-limit'];
+  if (o['proxy-memory-limit']) limits.memory = o['proxy-memory-limit'];
+  const out: ResourceRequirements = {};
+  if (Object.keys(requests).length > 0) out.requests = requests;
+  if (Object.keys(limits).length > 0) out.limits = limits;
+  return out;
+}
+
+function proxyEnv(b: Build): EnvVar[] {
+  const { config, revision } = b.snapshot;
+  const { ports } = config.proxy;
+  const fieldRef = (fieldPath: string) => ({ fieldRef: { fieldPath } });
+  return [
+    { name: ENV.podName, valueFrom: fieldRef('metadata.name') },
+    { name: ENV.podNamespace, valueFrom: fieldRef('metadata.namespace') },
+    { name: ENV.ownerKind, value: b.owner.kind },
+    { name: ENV.ownerName, value: b.owner.name },
+    { name: ENV.revision, value: revision },
+    { name: ENV.logLevel, value: b.overrides['proxy-log-level'] ?? config.proxy.logLevel },
+    { name: ENV.inboundPort, value: String(ports.inbound) },
+    { name: ENV.outboundPort, value: String(ports.outbound) },
+    { name: ENV.adminPort, value: String(ports.admin) },
+    ...config.proxy.env,
+  ];
+}
+
+function proxyContainer(b: Build): Container {
+  const p = b.snapshot.config.proxy;
+  const c: Container = {
+    name: p.name,
+    image: b.overrides['proxy-image'] ?? p.image,
+    imagePullPolicy: p.imagePullPolicy,
+  };
+  if (p.args.length > 0) c.args = [...p.args];
+  c.ports = [
+    { name: 'outrigger-proxy', containerPort: p.ports.inbound, protocol: 'TCP' },
+    { name: 'outrigger-admin', containerPort: p.ports.admin, protocol: 'TCP' },
+  ];
+  c.env = proxyEnv(b);
+  c.resources = proxyResources(b.snapshot.config, b.overrides);
+  for (const probe of ['readinessProbe', 'livenessProbe', 'startupProbe'] as const) {
+    if (p[probe]) c[probe] = structuredClone(p[probe]);
+  }
+  c.securityContext = { ...structuredClone(p.securityContext), runAsUser: p.uid };
+  c.volumeMounts = [{ name: IDENTITY_VOLUME, mountPath: IDENTITY_MOUNT_PATH }];
+  c.terminationMessagePolicy = 'FallbackToLogsOnError';
+  if (b.native) c.restartPolicy = 'Always';
+  return c;
+}
+
+function initContainer(b: Build): Container {
+  const { init, proxy } = b.snapshot.config;
+  const skipInbound = [String(proxy.ports.admin), ...init.skipInboundPorts, ...(b.overrides['skip-inbound-ports'] ?? [])];
+  const skipOutbound = [...init.skipOutboundPorts, ...(b.overrides['skip-outbound-ports'] ?? [])];
+  const args = [
+    '--proxy-uid',
+    String(proxy.uid),
+    '--inbound-port',
+    String(proxy.ports.inbound),
+    '--outbound-port',
+    String(proxy.ports.outbound),
+    '--skip-inbound-ports',
+    skipInbound.join(','),
+  ];
+  if (skipOutbound.length > 0) args.push('--skip-outbound-ports', skipOutbound.join(','));
+  return {
+    name: init.name,
+    image: init.image,
+    imagePullPolicy: init.imagePullPolicy,
+    args: [...args, ...init.args],
+    resources: structuredClone(init.resources),
+    securityContext: structuredClone(init.securityContext),
+    terminationMessagePolicy: 'FallbackToLogsOnError',
+  };
+}

@@ -1,0 +1,153 @@
+// Manual injection of YAML manifests (`outrigger inject`): every Pod and every workload's pod
+// template is injected, everything else passes through; documents keep their order, and the
+// report has one line per object.
+
+import { applyPatch, type Operation } from 'fast-json-patch';
+import { parseAllDocuments, stringify } from 'yaml';
+import type { KubeObject, PodLike } from './k8s';
+import { isRecord } from './k8s';
+import { injectPod, type ConfigSnapshot } from './inject';
+import type { SkipReason } from './decide';
+import type { Owner } from './owner';
+import type { AddOperation } from './patch';
+
+/** Where each kind keeps its pod template; a Pod is its own template. */
+export const TEMPLATE_PATHS: Readonly<Record<string, readonly string[]>> = {
+  Pod: [],
+  Deployment: ['spec', 'template'],
+  StatefulSet: ['spec', 'template'],
+  DaemonSet: ['spec', 'template'],
+  ReplicaSet: ['spec', 'template'],
+  ReplicationController: ['spec', 'template'],
+  Job: ['spec', 'template'],
+  CronJob: ['spec', 'jobTemplate', 'spec', 'template'],
+};
+
+export type ReportOutcome =
+  | { outcome: 'injected' }
+  | { outcome: 'skipped'; reason: SkipReason; detail: string }
+  | { outcome: 'unchanged' };
+
+export type ReportEntry = ReportOutcome & { kind: string; name: string; warnings: string[] };
+export type ReportLine = ReportEntry & { document: number };
+
+export interface ManifestOptions {
+  snapshot: ConfigSnapshot;
+  nativeSidecarSupported: boolean;
+}
+
+export class ManifestParseError extends Error {
+  constructor(
+    readonly document: number,
+    readonly line: number | undefined,
+    readonly detail: string,
+  ) {
+    super(`document ${document}${line === undefined ? '' : `, line ${line}`}: ${detail}`);
+    this.name = 'ManifestParseError';
+  }
+}
+
+export interface ManifestResult {
+  output: string;
+  report: ReportLine[];
+}
+
+export function formatReportLine(line: ReportLine): string {
+  const head = `${line.kind}/${line.name}: `;
+  switch (line.outcome) {
+    case 'injected':
+      return `${head}injected`;
+    case 'skipped':
+      return `${head}skipped (${line.reason})`;
+    case 'unchanged':
+      return `${head}unchanged (not a workload)`;
+  }
+}
+
+/** Injects every pod template in a multi-document YAML text; throws ManifestParseError. */
+export function injectManifest(text: string, options: ManifestOptions): ManifestResult {
+  const docs = parseAllDocuments(text);
+  if (!Array.isArray(docs)) return { output: '', report: [] };
+  const out: string[] = [];
+  const report: ReportLine[] = [];
+  docs.forEach((doc, i) => {
+    const number = i + 1;
+    const error = doc.errors[0];
+    if (error) throw new ManifestParseError(number, error.linePos?.[0].line, firstLine(error.message));
+    const value: unknown = doc.toJS();
+    if (value === null || value === undefined) return;
+    const lines: ReportLine[] = [];
+    const injected = injectValue(value, options, (r) => lines.push({ ...r, document: number }));
+    report.push(...lines);
+    const changed = lines.some((l) => l.outcome === 'injected');
+    out.push(changed ? stringify(injected, { lineWidth: 0 }) : ensureNewline(String(doc)));
+  });
+  return { output: out.join('---\n'), report };
+}
+
+/** The parser's message without its trailing position and source excerpt. */
+function firstLine(message: string): string {
+  return (message.split('\n')[0] ?? message).replace(/ at line \d+, column \d+:?$/, '');
+}
+
+function ensureNewline(s: string): string {
+  const body = s.replace(/^---\n/, '');
+  return body.endsWith('\n') ? body : `${body}\n`;
+}
+
+type Emit = (entry: ReportEntry) => void;
+
+function nameOf(obj: KubeObject): string {
+  return obj.metadata?.name ?? obj.metadata?.generateName ?? '<unnamed>';
+}
+
+function injectValue(value: unknown, options: ManifestOptions, emit: Emit): unknown {
+  if (value === null || value === undefined) return value;
+  if (!isRecord(value)) {
+    emit({ kind: '<not an object>', name: '-', outcome: 'unchanged', warnings: [] });
+    return value;
+  }
+  const obj = value as KubeObject;
+  const kind = typeof obj.kind === 'string' ? obj.kind : '<no kind>';
+  if (kind.endsWith('List') && Array.isArray(obj.items)) {
+    return { ...obj, items: obj.items.map((item) => injectValue(item, options, emit)) };
+  }
+  const path = TEMPLATE_PATHS[kind];
+  if (path === undefined) {
+    emit({ kind, name: nameOf(obj), outcome: 'unchanged', warnings: [] });
+    return value;
+  }
+  return injectWorkload(obj, path, options, emit);
+}
+
+function getAt(obj: unknown, path: readonly string[]): unknown {
+  return path.reduce<unknown>((o, k) => (isRecord(o) ? o[k] : undefined), obj);
+}
+
+function injectWorkload(obj: KubeObject, path: readonly string[], options: ManifestOptions, emit: Emit): unknown {
+  const kind = obj.kind ?? '';
+  const name = nameOf(obj);
+  const template = getAt(obj, path);
+  const owner: Owner | undefined = kind === 'Pod' ? undefined : { kind, name, source: 'template' };
+  const result = injectPod({
+    pod: (isRecord(template) ? template : {}) as PodLike,
+    snapshot: options.snapshot,
+    namespaceName: obj.metadata?.namespace,
+    namespace: 'assume-enabled',
+    nativeSidecarSupported: options.nativeSidecarSupported,
+    ...(owner ? { owner } : {}),
+  });
+  if (!result.injected) {
+    emit({ kind, name, outcome: 'skipped', reason: result.reason, detail: result.detail, warnings: result.warnings });
+    return obj;
+  }
+  emit({ kind, name, outcome: 'injected', warnings: result.warnings });
+  return applyAt(obj, path, result.patch);
+}
+
+/** Applies a pod patch to the template at `path` of a copy of `obj`. */
+export function applyAt(obj: KubeObject, path: readonly string[], patch: readonly AddOperation[]): KubeObject {
+  const copy = structuredClone(obj);
+  const ops = patch.map((o) => ({ ...o, path: path.map((k) => `/${k}`).join('') + o.path })) as Operation[];
+  return applyPatch(copy, ops, true, true).newDocument;
+}

@@ -1,0 +1,135 @@
+// Per-workload overrides from `config.outrigger.dev/<setting>` annotations on the pod (or its
+// template) and on its namespace; the pod wins. A bad value never fails admission: it is
+// dropped and reported as a warning that names the annotation, the value and the fix.
+
+import type { Config } from './config';
+import { OVERRIDE_PREFIX } from './names';
+import { LOG_LEVELS, OVERRIDE_NAMES, type LogLevel, type OverrideName } from './overrides-catalog';
+import { QUANTITY, isPortRange } from './schema';
+
+export interface OverrideValues {
+  'proxy-cpu-request': string;
+  'proxy-cpu-limit': string;
+  'proxy-memory-request': string;
+  'proxy-memory-limit': string;
+  'proxy-log-level': LogLevel;
+  'proxy-image': string;
+  'skip-inbound-ports': string[];
+  'skip-outbound-ports': string[];
+  'native-sidecar': boolean;
+  'init-container': boolean;
+}
+
+export type Overrides = Partial<OverrideValues>;
+
+/** An override annotation whose value cannot be used. */
+export class InvalidOverrideError extends Error {
+  constructor(
+    readonly annotation: string,
+    readonly value: string,
+    readonly reason: string,
+  ) {
+    super(`annotation ${annotation}=${JSON.stringify(value)} ignored: ${reason}`);
+    this.name = 'InvalidOverrideError';
+  }
+}
+
+type Parsed<T> = { value: T } | { error: string };
+type Parse<K extends OverrideName> = (value: string, config: Config) => Parsed<OverrideValues[K]>;
+
+const quantity = (v: string): Parsed<string> =>
+  QUANTITY.test(v) ? { value: v } : { error: 'not a Kubernetes quantity; use a value such as 100m, 64Mi or 1' };
+
+const ports = (v: string): Parsed<string[]> => {
+  const list = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  const bad = list.filter((s) => !isPortRange(s));
+  if (bad.length === 0) return { value: list };
+  return { error: `not a comma-separated list of ports or ranges such as 8080,9000-9100 (bad: ${bad.join(', ')})` };
+};
+
+const choice =
+  <T>(map: Record<string, T>) =>
+  (v: string): Parsed<T> =>
+    Object.hasOwn(map, v) ? { value: map[v] as T } : { error: `must be one of ${Object.keys(map).join(', ')}` };
+
+const logLevel = (v: string): Parsed<LogLevel> =>
+  (LOG_LEVELS as readonly string[]).includes(v)
+    ? { value: v as LogLevel }
+    : { error: `must be one of ${LOG_LEVELS.join(', ')}` };
+
+const image = (v: string, config: Config): Parsed<string> => {
+  if (!/^[a-z0-9][a-z0-9._\-/:@]*$/.test(v)) return { error: 'not an image reference' };
+  const allowed = config.overrides.allowedRegistries;
+  if (allowed.some((r) => v.startsWith(r))) return { value: v };
+  return {
+    error: `the registry is not allowed; the configuration (overrides.allowedRegistries) allows ${allowed.join(', ') || 'none'}`,
+  };
+};
+
+const PARSERS: { [K in OverrideName]: Parse<K> } = {
+  'proxy-cpu-request': quantity,
+  'proxy-cpu-limit': quantity,
+  'proxy-memory-request': quantity,
+  'proxy-memory-limit': quantity,
+  'proxy-log-level': logLevel,
+  'proxy-image': image,
+  'skip-inbound-ports': ports,
+  'skip-outbound-ports': ports,
+  'native-sidecar': choice({ true: true, false: false }),
+  'init-container': choice({ enabled: true, disabled: false }),
+};
+
+export interface OverridesInput {
+  /** Annotations of the pod or pod template. */
+  podAnnotations: Record<string, string> | undefined;
+  namespaceAnnotations: Record<string, string> | undefined;
+  config: Config;
+  /** Names the object in warnings, such as `Pod default/web-1` or `namespace shop`. */
+  podDescription: string;
+}
+
+export interface ResolvedOverrides {
+  values: Overrides;
+  warnings: string[];
+}
+
+export function resolveOverrides(input: OverridesInput): ResolvedOverrides {
+  const values: Overrides = {};
+  const warnings: string[] = [];
+  const sources: [string, Record<string, string> | undefined][] = [
+    [`namespace`, input.namespaceAnnotations],
+    [input.podDescription, input.podAnnotations],
+  ];
+  // Namespace first, so the pod's value overwrites it.
+  for (const [where, annotations] of sources) {
+    for (const [key, raw] of Object.entries(annotations ?? {})) {
+      if (!key.startsWith(OVERRIDE_PREFIX)) continue;
+      const result = readOverride(key, String(raw), input.config);
+      if (result instanceof InvalidOverrideError) warnings.push(`${where}: ${result.message}`);
+      else Object.assign(values, result);
+    }
+  }
+  return { values, warnings };
+}
+
+function readOverride(annotation: string, value: string, config: Config): Overrides | InvalidOverrideError {
+  const name = annotation.slice(OVERRIDE_PREFIX.length);
+  if (!isOverrideName(name))
+    return new InvalidOverrideError(annotation, value, `unknown setting; known settings: ${OVERRIDE_NAMES.join(', ')}`);
+  if (!config.overrides.allowed.includes(name))
+    return new InvalidOverrideError(
+      annotation,
+      value,
+      'the configuration does not allow this override (overrides.allowed); ask the cluster admin',
+    );
+  const parsed = (PARSERS[name] as Parse<OverrideName>)(value.trim(), config);
+  if ('error' in parsed) return new InvalidOverrideError(annotation, value, parsed.error);
+  return { [name]: parsed.value };
+}
+
+function isOverrideName(name: string): name is OverrideName {
+  return (OVERRIDE_NAMES as readonly string[]).includes(name);
+}

@@ -1,0 +1,47 @@
+// RFC 6902 patches that only add. Objects and lists the target lacks are created whole;
+// existing ones get single entries, so nothing the user wrote is ever replaced or removed.
+
+export interface AddOperation {
+  op: 'add';
+  path: string;
+  value: unknown;
+}
+
+/** RFC 6901: `~` becomes `~0` and `/` becomes `~1` in a reference token. */
+export function escapeToken(token: string): string {
+  return token.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+export function pointer(segments: readonly (string | number)[]): string {
+  return segments.map((s) => `/${escapeToken(String(s))}`).join('');
+}
+
+/** Adds `entries` to the map at `path`; creates the map whole when it is missing. */
+export function addToMap(
+  path: readonly string[],
+  existing: Record<string, unknown> | undefined,
+  entries: Record<string, unknown>,
+): AddOperation[] {
+  if (Object.keys(entries).length === 0) return [];
+  if (existing === undefined || existing === null) return [{ op: 'add', path: pointer(path), value: entries }];
+  return Object.entries(entries).map(([k, v]) => ({ op: 'add', path: pointer([...path, k]), value: v }));
+}
+
+/** Inserts `items` into the list at `path`, at the front or the back; creates the list if missing. */
+export function addToList(
+  path: readonly string[],
+  existing: readonly unknown[] | undefined,
+  items: readonly unknown[],
+  where: 'front' | 'back',
+): AddOperation[] {
+  if (items.length === 0) return [];
+  if (existing === undefined || existing === null) return [{ op: 'add', path: pointer(path), value: [...items] }];
+  if (where === 'front') return items.map((value, i) => ({ op: 'add', path: pointer([...path, i]), value }));
+  return items.map((value) => ({ op: 'add', path: `${pointer(path)}/-`, value }));
+}
+
+/** Prefixes every operation's path, to apply a pod patch to a workload's template. */
+export function rebase(ops: readonly AddOperation[], prefix: readonly string[]): AddOperation[] {
+  const base = pointer(prefix);
+  return ops.map((o) => ({ ...o, path: base + o.path }));
+}

@@ -1,0 +1,30 @@
+// The configuration revision: a short, stable hash of the part of the configuration that
+// shapes injected pods. Rollout settings and namespace exclusions are left out, so tuning
+// the rollout never restarts the fleet.
+
+import { createHash } from 'node:crypto';
+import type { Config } from './config';
+
+/** JSON with object keys sorted at every depth, so equal values always serialize equally. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export const REVISION_LENGTH = 10;
+
+export function configRevision(config: Config): string {
+  const relevant = {
+    proxy: config.proxy,
+    init: config.init,
+    nativeSidecar: config.nativeSidecar,
+    overrides: config.overrides,
+  };
+  return createHash('sha256').update(canonicalJson(relevant)).digest('hex').slice(0, REVISION_LENGTH);
+}

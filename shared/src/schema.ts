@@ -1,0 +1,146 @@
+// A small validating reader for plain YAML/JSON values: each reader returns the typed value
+// or records an error with the path and what is allowed there, so a whole document is checked
+// in one pass and every error is reported, not just the first.
+
+import { isRecord } from './k8s';
+
+export interface SchemaIssue {
+  /** Path in the document, as keys and indexes. */
+  path: (string | number)[];
+  message: string;
+}
+
+export class Reader {
+  readonly issues: SchemaIssue[] = [];
+
+  fail(path: (string | number)[], message: string): undefined {
+    this.issues.push({ path, message });
+    return undefined;
+  }
+}
+
+/** Reads `value` at `path`; undefined means "absent" to the caller, or an error was recorded. */
+export type Field<T> = (r: Reader, value: unknown, path: (string | number)[]) => T | undefined;
+
+export function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (isRecord(value)) return 'a mapping';
+  return `${typeof value} ${JSON.stringify(value)}`;
+}
+
+export const str =
+  (pattern?: RegExp, hint?: string): Field<string> =>
+  (r, v, p) => {
+    if (typeof v !== 'string' || v === '') return r.fail(p, `must be a non-empty string; got ${describe(v)}`);
+    if (pattern && !pattern.test(v)) return r.fail(p, `must be ${hint ?? `a string matching ${String(pattern)}`}; got ${JSON.stringify(v)}`);
+    return v;
+  };
+
+export const int =
+  (min: number, max: number): Field<number> =>
+  (r, v, p) => {
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
+      return r.fail(p, `must be an integer from ${min} to ${max}; got ${describe(v)}`);
+    return v;
+  };
+
+export const bool: Field<boolean> = (r, v, p) =>
+  typeof v === 'boolean' ? v : r.fail(p, `must be true or false; got ${describe(v)}`);
+
+export function oneOf<T extends string>(values: readonly T[]): Field<T> {
+  return (r, v, p) => {
+    const s = typeof v === 'boolean' ? String(v) : v;
+    if (typeof s === 'string' && (values as readonly string[]).includes(s)) return s as T;
+    return r.fail(p, `must be one of ${values.join(', ')}; got ${describe(v)}`);
+  };
+}
+
+export function list<T>(item: Field<T>): Field<T[]> {
+  return (r, v, p) => {
+    if (!Array.isArray(v)) return r.fail(p, `must be a list; got ${describe(v)}`);
+    const out: T[] = [];
+    v.forEach((x, i) => {
+      const read = item(r, x, [...p, i]);
+      if (read !== undefined) out.push(read);
+    });
+    return out;
+  };
+}
+
+/** A mapping taken as it is (a probe, a security context): only its shape is checked here. */
+export const mapping: Field<Record<string, unknown>> = (r, v, p) =>
+  isRecord(v) ? v : r.fail(p, `must be a mapping; got ${describe(v)}`);
+
+/** How one key is read: absent keys take `default`, or, for a `section`, the defaults of its own fields. */
+type Fields<T> = {
+  [K in keyof T]-?: { read: Field<NonNullable<T[K]>>; default?: T[K]; section?: true };
+};
+
+/**
+ * A mapping with known keys. Unknown keys are errors (they are almost always typos); a key
+ * without a default is optional and stays absent.
+ */
+export function struct<T extends object>(fields: Fields<T>): Field<T> {
+  return (r, v, p) => {
+    const input = v ?? {};
+    if (!isRecord(input)) return r.fail(p, `must be a mapping; got ${describe(v)}`);
+    const known = Object.keys(fields);
+    for (const key of Object.keys(input)) {
+      if (!known.includes(key)) r.fail([...p, key], `unknown field; allowed here: ${known.join(', ')}`);
+    }
+    const out: Record<string, unknown> = {};
+    for (const [key, spec] of Object.entries(fields) as [string, Fields<T>[keyof T]][]) {
+      const raw = input[key];
+      const absent = raw === undefined || raw === null;
+      const value = absent && !spec.section ? spec.default : spec.read(r, absent ? {} : raw, [...p, key]);
+      if (value !== undefined) out[key] = structuredClone(value);
+    }
+    return out as T;
+  };
+}
+
+/** A Kubernetes resource quantity such as 100m, 64Mi, 1.5, 2e3. */
+export const QUANTITY = /^[+]?(\d+(\.\d*)?|\.\d+)(([KMGTPE]i)|[numkMGTPE]|[eE][+-]?\d+)?$/;
+
+export const quantity: Field<string> = (r, v, p) => {
+  const s = typeof v === 'number' ? String(v) : v;
+  if (typeof s === 'string' && QUANTITY.test(s)) return s;
+  return r.fail(p, `must be a Kubernetes quantity such as 100m, 64Mi or 1; got ${describe(v)}`);
+};
+
+export const quantities: Field<Record<string, string>> = (r, v, p) => {
+  if (!isRecord(v)) return r.fail(p, `must be a mapping of resource names to quantities; got ${describe(v)}`);
+  const out: Record<string, string> = {};
+  for (const [k, q] of Object.entries(v)) {
+    const read = quantity(r, q, [...p, k]);
+    if (read !== undefined) out[k] = read;
+  }
+  return out;
+};
+
+/** DNS-1123 label: container names, volume names, port names. */
+export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+export const dnsLabel = (max: number): Field<string> => {
+  const s = str(DNS_LABEL, `a DNS-1123 label (lower-case letters, digits and '-', at most ${max} characters)`);
+  return (r, v, p) => {
+    const read = s(r, v, p);
+    if (read !== undefined && read.length > max) return r.fail(p, `must be at most ${max} characters; got ${read.length}`);
+    return read;
+  };
+};
+
+/** A port or port range list entry: "8080" or "9000-9100". */
+export const PORT_RANGE = /^(\d{1,5})(-(\d{1,5}))?$/;
+export function isPortRange(s: string): boolean {
+  const m = PORT_RANGE.exec(s);
+  if (!m) return false;
+  const lo = Number(m[1]);
+  const hi = m[3] === undefined ? lo : Number(m[3]);
+  return lo >= 1 && hi <= 65535 && lo <= hi;
+}
+export const portRange: Field<string> = (r, v, p) => {
+  const s = typeof v === 'number' ? String(v) : v;
+  if (typeof s === 'string' && isPortRange(s)) return s;
+  return r.fail(p, `must be a port (1-65535) or a range such as 9000-9100; got ${describe(v)}`);
+};

@@ -1,0 +1,2 @@
+// The webhook is built by its own issue; this workspace holds its sources and tests.
+export {};
