@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Stop the local control plane started by up.sh and remove all of its state
+# (${OUTRIGGER_CLUSTER_DIR:-<cache>/cluster}, including logs). Safe to run when
+# nothing is up. Env: OUTRIGGER_CACHE, OUTRIGGER_CLUSTER_DIR.
+set -euo pipefail
+
+# shellcheck source=lib.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
+
+if [[ ! -e "${STATE_DIR}" ]] && [[ -z "$(state_pids)" ]]; then
+  log "no cluster state at ${STATE_DIR}; nothing to stop"
+  exit 0
+fi
+
+stop_all
+
+left="$(state_pids)"
+[[ -z "${left}" ]] || die "processes still running after SIGKILL: ${left//$'\n'/ }"
+
+# Safety: only ever delete a directory that looks like ours.
+if [[ -e "${STATE_DIR}" ]]; then
+  case "${STATE_DIR}" in
+    "" | "/" | "${HOME}" | "${HOME}/") die "refusing to remove ${STATE_DIR}" ;;
+  esac
+  rm -rf -- "${STATE_DIR}"
+fi
+log "cluster stopped; state ${STATE_DIR} removed"

@@ -1,0 +1,98 @@
+# Shared settings and helpers for up.sh / down.sh. Sourced, not executed.
+# shellcheck shell=bash disable=SC2034  # variables are used by the scripts sourcing this
+
+CLUSTER_HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=versions.env
+. "${CLUSTER_HERE}/versions.env"
+
+OUTRIGGER_CACHE="${OUTRIGGER_CACHE:-${HOME}/.cache/outrigger}"
+BIN_DIR="${OUTRIGGER_CACHE}/bin"
+SHARE_DIR="${OUTRIGGER_CACHE}/share"
+STATE_DIR="${OUTRIGGER_CLUSTER_DIR:-${OUTRIGGER_CACHE}/cluster}"
+PKI_DIR="${STATE_DIR}/pki"
+RUN_DIR="${STATE_DIR}/run"
+LOG_DIR="${STATE_DIR}/logs"
+ADMIN_KUBECONFIG="${STATE_DIR}/kubeconfig"
+
+# Ports (all bound to 127.0.0.1 only). Chosen away from the usual defaults
+# (2379/6443/10257/10259/...) so a real cluster on the same host does not clash.
+ETCD_PORT="${OUTRIGGER_ETCD_PORT:-26379}"
+ETCD_PEER_PORT="${OUTRIGGER_ETCD_PEER_PORT:-26380}"
+APISERVER_PORT="${OUTRIGGER_APISERVER_PORT:-26443}"
+KCM_PORT="${OUTRIGGER_KCM_PORT:-26457}"
+SCHEDULER_PORT="${OUTRIGGER_SCHEDULER_PORT:-26459}"
+KWOK_PORT="${OUTRIGGER_KWOK_PORT:-26447}"
+NODE_COUNT="${OUTRIGGER_NODES:-3}"
+
+# Start order; down.sh stops in reverse.
+COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+
+export PATH="/usr/local/go/bin:${PATH}"
+KUBECTL="${KUBECTL:-kubectl}"
+
+log() { printf '[cluster %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { printf '[cluster] ERROR: %s\n' "$*" >&2; exit 1; }
+
+pid_of() { # prints the pid recorded for a component, if any
+  local f="${RUN_DIR}/$1.pid"
+  [[ -s "${f}" ]] && cat "${f}"
+}
+
+alive() { # pid
+  [[ -n "${1:-}" ]] && kill -0 "$1" 2>/dev/null
+}
+
+# Processes running one of our cached binaries with arguments under the state
+# directory: finds leftovers (e.g. after a lost pid file) without matching
+# anything by a broad name.
+state_pids() {
+  local p cmd
+  for p in /proc/[0-9]*; do
+    p="${p#/proc/}"
+    [[ "${p}" == "$$" || "${p}" == "${BASHPID}" ]] && continue
+    cmd="$(tr '\0' ' ' <"/proc/${p}/cmdline" 2>/dev/null)" || continue
+    # our binaries, started with paths under the state directory
+    case "${cmd}" in
+      "${BIN_DIR}/"*"${STATE_DIR}/"*) printf '%s\n' "${p}" ;;
+    esac
+  done
+}
+
+# Stop every component: SIGTERM to each process group (each component runs in
+# its own session, pgid == pid), wait up to 10 s, then SIGKILL what is left.
+stop_all() {
+  local i name pid pids=()
+  for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do
+    name="${COMPONENTS[i]}"
+    pid="$(pid_of "${name}" || true)"
+    if alive "${pid}"; then
+      log "stopping ${name} (pid ${pid})"
+      kill -TERM -- "-${pid}" 2>/dev/null || kill -TERM "${pid}" 2>/dev/null || true
+      pids+=("${pid}")
+    fi
+  done
+  local deadline=$((SECONDS + 10)) left
+  while ((SECONDS < deadline)); do
+    left=0
+    for pid in "${pids[@]}"; do alive "${pid}" && left=1; done
+    ((left == 0)) && break
+    sleep 0.2
+  done
+  for pid in "${pids[@]}"; do
+    if alive "${pid}"; then
+      log "pid ${pid} still running after 10 s: SIGKILL"
+      kill -KILL -- "-${pid}" 2>/dev/null || kill -KILL "${pid}" 2>/dev/null || true
+    fi
+  done
+  # Leftovers that lost their pid file (e.g. an interrupted up.sh).
+  local stray
+  stray="$(state_pids)"
+  if [[ -n "${stray}" ]]; then
+    log "killing leftover processes using ${STATE_DIR}: $(echo "${stray}" | tr '\n' ' ')"
+    # shellcheck disable=SC2086
+    kill -KILL ${stray} 2>/dev/null || true
+  fi
+  deadline=$((SECONDS + 5))
+  while [[ -n "$(state_pids)" ]] && ((SECONDS < deadline)); do sleep 0.2; done
+  rm -f "${RUN_DIR}"/*.pid 2>/dev/null || true
+}
