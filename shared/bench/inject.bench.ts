@@ -1,0 +1,361 @@
+// `make bench-inject`: the time injectPod takes (plus serializing its patch, which the webhook
+// must do) for a small, a typical and a huge pod, each beside JSON.parse + JSON.stringify of
+// the same pod measured in the same run, so the ratio holds on any machine, noisy or not.
+
+import { readFileSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import {
+  DEFAULT_CONFIG_YAML,
+  TEMPLATE_PATHS,
+  configRevision,
+  injectPod,
+  isRecord,
+  mustParseConfig,
+  type Container,
+  type ConfigSnapshot,
+  type EnvVar,
+  type PodLike,
+} from '../src';
+
+/** Compiled to shared/dist/bench; the corpus sits beside the repository, in ../shared/corpus. */
+const REPO_ROOT = resolve(__dirname, '..', '..', '..');
+const CORPUS = resolve(REPO_ROOT, '..', 'shared', 'corpus');
+
+const TARGET_RATIO = 2;
+const ROUNDS = 21;
+const BATCH_NS = 20e6; // each timed batch runs about 20 ms
+const WARMUP_NS = 300e6;
+
+const snapshot: ConfigSnapshot = (() => {
+  const config = mustParseConfig(DEFAULT_CONFIG_YAML, 'default configuration');
+  return { config, revision: configRevision(config) };
+})();
+
+interface Case {
+  label: string;
+  source: string;
+  pod: PodLike;
+  /** The pod as the webhook receives it: JSON text. */
+  json: string;
+}
+
+// --- the pods -------------------------------------------------------------------------------
+
+function onePod(): PodLike {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'web', namespace: 'shop', labels: { app: 'web' } },
+    spec: {
+      containers: [
+        {
+          name: 'web',
+          image: 'nginx:1.27',
+          ports: [{ name: 'http', containerPort: 8080, protocol: 'TCP' }],
+        },
+      ],
+    },
+  };
+}
+
+// prettier-ignore
+const SERVICES = [
+  'orders', 'payments', 'inventory', 'catalog', 'cart', 'checkout', 'shipping', 'pricing',
+  'search', 'reviews', 'accounts', 'auth', 'notifications', 'email', 'sms', 'ledger',
+  'invoices', 'refunds', 'fraud', 'recommendations', 'media', 'thumbnails', 'audit', 'reports',
+  'loyalty', 'coupons', 'tax', 'currency', 'warehouse', 'returns',
+];
+
+// prettier-ignore
+const SETTINGS = [
+  'DB_HOST', 'DB_PORT', 'DB_NAME', 'DB_USER', 'DB_POOL_SIZE', 'DB_TIMEOUT_MS', 'REDIS_URL',
+  'REDIS_TTL_SECONDS', 'KAFKA_BROKERS', 'KAFKA_TOPIC', 'KAFKA_GROUP_ID', 'HTTP_PORT',
+  'GRPC_PORT', 'LOG_LEVEL', 'LOG_FORMAT', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_SERVICE_NAME',
+  'FEATURE_FLAGS', 'RETRY_MAX_ATTEMPTS', 'RETRY_BACKOFF', 'CACHE_ENABLED', 'JAVA_OPTS',
+  'UPSTREAM_URL', 'RATE_LIMIT_RPS', 'REGION',
+];
+
+/** Setting `key` of service `svc`: a tenth from Secrets, a tenth from ConfigMaps. */
+function envVar(svc: string, key: string, i: number): EnvVar {
+  const name = `${svc.toUpperCase()}_${key}${i >= SETTINGS.length ? '_FALLBACK' : ''}`;
+  if (i % 10 === 3)
+    return {
+      name,
+      valueFrom: { secretKeyRef: { name: `${svc}-secrets`, key: key.toLowerCase() } },
+    };
+  if (i % 10 === 7)
+    return {
+      name,
+      valueFrom: { configMapKeyRef: { name: `${svc}-config`, key: key.toLowerCase() } },
+    };
+  const values: Record<string, string> = {
+    DB_HOST: `${svc}-db.shop.svc.cluster.local`,
+    DB_PORT: '5432',
+    DB_NAME: svc,
+    DB_USER: `${svc}_app`,
+    KAFKA_TOPIC: `${svc}.events.v1`,
+    KAFKA_GROUP_ID: `${svc}-consumer`,
+    LOG_LEVEL: 'info',
+    LOG_FORMAT: 'json',
+    OTEL_SERVICE_NAME: svc,
+    CACHE_ENABLED: 'true',
+    RETRY_BACKOFF: 'exponential',
+    REGION: 'eu-west-1',
+    REDIS_URL: `redis://${svc}-cache.shop.svc.cluster.local:6379/0`,
+    KAFKA_BROKERS: 'kafka-0.kafka:9092,kafka-1.kafka:9092,kafka-2.kafka:9092',
+    OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector.observability:4317',
+    FEATURE_FLAGS: JSON.stringify({ newCheckout: true, darkLaunch: ['eu-west-1'], percent: 25 }),
+    JAVA_OPTS: '-XX:MaxRAMPercentage=75.0 -XX:+UseG1GC -Dfile.encoding=UTF-8',
+    UPSTREAM_URL: `https://api.internal.example.com/v2/${svc}`,
+  };
+  // The rest are ports, sizes, timeouts and rates.
+  return { name, value: values[key] ?? String(1000 + ((i * 37) % 9000)) };
+}
+
+function bigContainer(svc: string, index: number, envPerContainer: number): Container {
+  return {
+    name: svc,
+    image: `registry.example.com/shop/${svc}:2.14.${index}`,
+    imagePullPolicy: 'IfNotPresent',
+    args: ['--config=/etc/app/config.yaml', `--port=${8000 + index}`],
+    ports: [{ name: 'http', containerPort: 8000 + index, protocol: 'TCP' }],
+    env: Array.from({ length: envPerContainer }, (_, i) =>
+      envVar(svc, SETTINGS[i % SETTINGS.length] ?? 'X', i),
+    ),
+    resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { memory: '512Mi' } },
+    readinessProbe: { httpGet: { path: '/healthz', port: 8000 + index }, periodSeconds: 5 },
+    volumeMounts: [{ name: 'config', mountPath: '/etc/app', readOnly: true }],
+  };
+}
+
+/** 30 containers, 1,500 environment variables between them, owned by a Deployment's ReplicaSet. */
+function hugePod(): PodLike {
+  const envPerContainer = 1500 / SERVICES.length;
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: 'monolith-7d9f8c6b5-x2x7q',
+      namespace: 'shop',
+      labels: { app: 'monolith', 'pod-template-hash': '7d9f8c6b5' },
+      annotations: { 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9090' },
+      ownerReferences: [
+        { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'monolith-7d9f8c6b5', controller: true },
+      ],
+    },
+    spec: {
+      containers: SERVICES.map((svc, i) => bigContainer(svc, i, envPerContainer)),
+      volumes: [{ name: 'config', configMap: { name: 'monolith-config' } }],
+    },
+  };
+}
+
+function injects(pod: PodLike): boolean {
+  return injectPod({
+    pod,
+    snapshot,
+    namespaceName: 'bench',
+    namespace: 'assume-enabled',
+    nativeSidecarSupported: true,
+  }).injected;
+}
+
+/** Every Pod and pod template in the corpus (Lists included) that injection does not skip. */
+function corpusPods(): Case[] {
+  const out: Case[] = [];
+  for (const dir of readdirSync(CORPUS, { withFileTypes: true })) {
+    if (!dir.isDirectory()) continue;
+    for (const file of readdirSync(join(CORPUS, dir.name)).filter((f) => /\.ya?ml$/.test(f))) {
+      readFile(dir.name, file, out);
+    }
+  }
+  return out.filter((c) => injects(c.pod));
+}
+
+function readFile(dir: string, file: string, out: Case[]): void {
+  const docs = parseAllDocuments(readFileSync(join(CORPUS, dir, file), 'utf8'));
+  if (!Array.isArray(docs)) return;
+  for (const doc of docs) if (doc.errors.length === 0) collect(doc.toJS(), `${dir}/${file}`, out);
+}
+
+function collect(value: unknown, source: string, out: Case[]): void {
+  if (!isRecord(value)) return;
+  if (Array.isArray(value.items)) {
+    for (const item of value.items) collect(item, source, out);
+    return;
+  }
+  const path = typeof value.kind === 'string' ? TEMPLATE_PATHS[value.kind] : undefined;
+  if (path === undefined) return;
+  const template = path.reduce<unknown>((o, k) => (isRecord(o) ? o[k] : undefined), value);
+  if (isRecord(template)) {
+    const pod = template as PodLike;
+    out.push({ label: 'median corpus pod', source, pod, json: JSON.stringify(pod) });
+  }
+}
+
+function medianCorpusPod(): Case {
+  const pods = corpusPods().sort((a, b) => a.json.length - b.json.length);
+  const median = pods[Math.floor((pods.length - 1) / 2)];
+  if (median === undefined) throw new Error(`no injectable pod found in ${CORPUS}`);
+  return { ...median, source: `${median.source}, median of ${pods.length}` };
+}
+
+function caseOf(label: string, source: string, pod: PodLike): Case {
+  return { label, source, pod, json: JSON.stringify(pod) };
+}
+
+// --- timing ---------------------------------------------------------------------------------
+
+type Op = () => number;
+
+/** Anything the operations return is folded in here, so no work can be optimized away. */
+let sink = 0;
+
+function timeBatch(op: Op, iterations: number): number {
+  let acc = 0;
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < iterations; i++) acc += op();
+  const elapsed = Number(process.hrtime.bigint() - start);
+  sink = (sink + acc) % 1_000_003;
+  return elapsed / iterations;
+}
+
+/** Warms the operation up, then returns how many iterations fill one batch. */
+function calibrate(op: Op): number {
+  const start = process.hrtime.bigint();
+  let iterations = 1;
+  while (Number(process.hrtime.bigint() - start) < WARMUP_NS) {
+    const perOp = timeBatch(op, iterations);
+    iterations = Math.max(1, Math.min(iterations * 2, Math.round(BATCH_NS / Math.max(perOp, 1))));
+  }
+  return iterations;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? (s[mid] ?? NaN) : ((s[mid - 1] ?? NaN) + (s[mid] ?? NaN)) / 2;
+}
+
+interface Result {
+  c: Case;
+  inject: number;
+  baseline: number;
+  /** Length of the serialized patch: what injection has to write, beside the pod it read. */
+  patchLength: number;
+  /** Median of the per-round ratios: each round times both operations back to back. */
+  ratio: number;
+}
+
+function bench(c: Case): Result {
+  const inject: Op = () => {
+    const r = injectPod({
+      pod: c.pod,
+      snapshot,
+      namespaceName: 'bench',
+      namespace: 'assume-enabled',
+      nativeSidecarSupported: true,
+    });
+    if (!r.injected) throw new Error(`${c.label} was skipped (${r.reason})`);
+    return JSON.stringify(r.patch).length;
+  };
+  const baseline: Op = () => JSON.stringify(JSON.parse(c.json) as unknown).length;
+  const patchLength = inject();
+  const n = { inject: calibrate(inject), baseline: calibrate(baseline) };
+  const rounds: { inject: number; baseline: number }[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    // Alternate the order, so neither operation always runs first after a pause.
+    if (round % 2 === 0)
+      rounds.push({
+        inject: timeBatch(inject, n.inject),
+        baseline: timeBatch(baseline, n.baseline),
+      });
+    else
+      rounds.push({
+        baseline: timeBatch(baseline, n.baseline),
+        inject: timeBatch(inject, n.inject),
+      });
+  }
+  if (JSON.stringify(c.pod) !== c.json) throw new Error(`injectPod changed its input (${c.label})`);
+  return {
+    c,
+    patchLength,
+    inject: median(rounds.map((r) => r.inject)),
+    baseline: median(rounds.map((r) => r.baseline)),
+    ratio: median(rounds.map((r) => r.inject / r.baseline)),
+  };
+}
+
+// --- report ---------------------------------------------------------------------------------
+
+function envCount(pod: PodLike): number {
+  const all = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])];
+  return all.reduce((n, c) => n + (c.env?.length ?? 0), 0);
+}
+
+function ns(x: number): string {
+  return x >= 1e6
+    ? `${(x / 1e6).toFixed(2)} ms`
+    : x >= 1e3
+      ? `${(x / 1e3).toFixed(1)} µs`
+      : `${x.toFixed(0)} ns`;
+}
+
+function kib(length: number): string {
+  return `${(length / 1024).toFixed(1)} KiB`;
+}
+
+function table(results: Result[]): string {
+  const head = [
+    'pod',
+    'pod JSON',
+    'patch JSON',
+    'containers',
+    'env vars',
+    'inject + stringify',
+    'parse + stringify',
+    'ratio',
+  ];
+  const rows = results.map(({ c, patchLength, inject, baseline, ratio }) => [
+    c.label,
+    kib(c.json.length),
+    kib(patchLength),
+    String(c.pod.spec?.containers.length ?? 0),
+    String(envCount(c.pod)),
+    `${ns(inject)}/op`,
+    `${ns(baseline)}/op`,
+    `${ratio.toFixed(2)}x`,
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    `| ${cells.map((s, i) => s.padEnd(widths[i] ?? 0)).join(' | ')} |`;
+  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+function main(): void {
+  const cases = [
+    caseOf('one container', 'built in', onePod()),
+    medianCorpusPod(),
+    caseOf('huge', 'built in: 30 containers, 1,500 env vars', hugePod()),
+  ];
+  console.log(
+    `Injection benchmark: Node.js ${process.version}, ${ROUNDS} rounds of ~${BATCH_NS / 1e6} ms batches, median per op`,
+  );
+  console.log(
+    'inject + stringify: injectPod (default configuration, native sidecar) and JSON.stringify of its patch',
+  );
+  console.log('parse + stringify:  JSON.parse and JSON.stringify of the same pod, the baseline\n');
+  const results = cases.map(bench);
+  console.log(table(results));
+  console.log('');
+  for (const { c } of results) console.log(`${c.label}: ${c.source}`);
+  const worst = Math.max(...results.map((r) => r.ratio));
+  const verdict = worst <= TARGET_RATIO ? 'met' : 'NOT met';
+  console.log(
+    `\nTarget: injection within ${TARGET_RATIO}x of the baseline: ${verdict} (worst ${worst.toFixed(2)}x)`,
+  );
+  if (sink < 0) console.log(sink); // never true; keeps the results alive
+}
+
+main();
