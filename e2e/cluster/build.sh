@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the local control plane binaries from Go modules, once, into
 #   ${OUTRIGGER_CACHE:-$HOME/.cache/outrigger}/bin/<component>-<version>
-# Components: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok.
+# Components: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
+# kubectl (same release, so no version-skew warnings), kwok (+ its stages).
 # Idempotent: a binary that already exists is skipped.
 # Env: OUTRIGGER_CACHE (cache root), GO (go binary, default: go on PATH or
 #      /usr/local/go/bin/go), and the usual GOMODCACHE/GOCACHE/GOPROXY.
@@ -70,7 +71,7 @@ need_build() { # any of the given components missing?
 # ---------------------------------------------------------------- kubernetes
 build_kubernetes() {
   local v="${KUBERNETES_VERSION}"
-  local comps=(kube-apiserver kube-controller-manager kube-scheduler)
+  local comps=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
   if ! need_build "${v}" "${comps[@]}"; then
     local c; for c in "${comps[@]}"; do build_one "${c}" "${v}" / unused unused; done
     return 0

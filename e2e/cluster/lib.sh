@@ -28,7 +28,15 @@ NODE_COUNT="${OUTRIGGER_NODES:-3}"
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
 
 export PATH="/usr/local/go/bin:${PATH}"
-KUBECTL="${KUBECTL:-kubectl}"
+# kubectl: the one built by build.sh at the pinned release (no version-skew
+# warnings), else whatever is on PATH; KUBECTL overrides both.
+if [[ -z "${KUBECTL:-}" ]]; then
+  if [[ -x "${BIN_DIR}/kubectl-${KUBERNETES_VERSION}" ]]; then
+    KUBECTL="${BIN_DIR}/kubectl-${KUBERNETES_VERSION}"
+  else
+    KUBECTL=kubectl
+  fi
+fi
 
 log() { printf '[cluster %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf '[cluster] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -38,8 +46,12 @@ pid_of() { # prints the pid recorded for a component, if any
   [[ -s "${f}" ]] && cat "${f}"
 }
 
-alive() { # pid
-  [[ -n "${1:-}" ]] && kill -0 "$1" 2>/dev/null
+alive() { # pid: running (a zombie is not: PID 1 may never reap our orphans)
+  [[ -n "${1:-}" ]] && kill -0 "$1" 2>/dev/null || return 1
+  local stat
+  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+  stat="${stat##*) }"
+  [[ "${stat:0:1}" != "Z" ]]
 }
 
 # Processes running one of our cached binaries with arguments under the state
@@ -50,7 +62,7 @@ state_pids() {
   for p in /proc/[0-9]*; do
     p="${p#/proc/}"
     [[ "${p}" == "$$" || "${p}" == "${BASHPID}" ]] && continue
-    cmd="$(tr '\0' ' ' <"/proc/${p}/cmdline" 2>/dev/null)" || continue
+    cmd="$(tr '\0' ' ' 2>/dev/null <"/proc/${p}/cmdline")" || continue
     # our binaries, started with paths under the state directory
     case "${cmd}" in
       "${BIN_DIR}/"*"${STATE_DIR}/"*) printf '%s\n' "${p}" ;;

@@ -7,7 +7,10 @@
 # Env: OUTRIGGER_CACHE, OUTRIGGER_CLUSTER_DIR (state, default <cache>/cluster),
 #      OUTRIGGER_{ETCD,ETCD_PEER,APISERVER,KCM,SCHEDULER,KWOK}_PORT,
 #      OUTRIGGER_NODES (default 3), OUTRIGGER_UP_TIMEOUT (seconds, default 60),
-#      KUBECTL (default kubectl).
+#      OUTRIGGER_ADVERTISE_ADDRESS (kube-apiserver --advertise-address; default:
+#      the host's default-route IP, which only names the `kubernetes` Service
+#      endpoint: nothing connects to it, the server listens on 127.0.0.1 only),
+#      KUBECTL (default: <cache>/bin/kubectl-<version> if built, else kubectl).
 set -euo pipefail
 
 # shellcheck source=lib.sh
@@ -67,7 +70,7 @@ for p in "${ETCD_PORT}" "${ETCD_PEER_PORT}" "${APISERVER_PORT}" "${KCM_PORT}" "$
 done
 
 mkdir -p "${PKI_DIR}" "${RUN_DIR}" "${LOG_DIR}" "${STATE_DIR}/etcd"
-chmod 700 "${STATE_DIR}"
+chmod 700 "${STATE_DIR}" "${PKI_DIR}" "${STATE_DIR}/etcd"
 
 # On failure: show why, stop what was started, keep the logs.
 fail() {
@@ -228,7 +231,8 @@ start kube-apiserver "$(bin kube-apiserver)" \
   --requestheader-group-headers=X-Remote-Group \
   --requestheader-username-headers=X-Remote-User \
   --cert-dir="${PKI_DIR}/apiserver-certs" \
-  --profiling=false
+  --profiling=false \
+  ${OUTRIGGER_ADVERTISE_ADDRESS:+"--advertise-address=${OUTRIGGER_ADVERTISE_ADDRESS}"}
 wait_for "kube-apiserver /readyz" etcd kube-apiserver -- admin_curl /readyz
 
 log "starting kube-controller-manager, kube-scheduler and kwok ${KWOK_VERSION}"
