@@ -4,7 +4,9 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'coverage/**', '**/*.js', '**/*.cjs', '**/*.mjs'] },
+  {
+    ignores: ['**/dist/**', '**/node_modules/**', 'coverage/**', '**/*.js', '**/*.cjs', '**/*.mjs'],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -27,6 +29,7 @@ export default tseslint.config(
     files: ['**/test/**/*.ts', 'bench/**/*.ts'],
     rules: {
       'max-lines-per-function': 'off',
+      complexity: 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',
       '@typescript-eslint/no-unsafe-member-access': 'off',
     },

@@ -15,7 +15,10 @@ module.exports = function preset(dir) {
     transform: {
       '^.+\\.(t|j|mj)s$': [
         '@swc/jest',
-        { jsc: { parser: { syntax: 'typescript' }, target: 'es2023' }, module: { type: 'commonjs' } },
+        {
+          jsc: { parser: { syntax: 'typescript' }, target: 'es2023' },
+          module: { type: 'commonjs' },
+        },
       ],
     },
     transformIgnorePatterns: [`/node_modules/(?!(${esmPackages.join('|')})/)`],

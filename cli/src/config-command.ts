@@ -14,7 +14,8 @@ export async function configCommand(args: string[], io: Io): Promise<number> {
       return 0;
     case 'validate': {
       const [file] = rest;
-      if (file === undefined || rest.length !== 1) throw new UsageError(`config validate takes one FILE\n\n${CONFIG_USAGE}`);
+      if (file === undefined || rest.length !== 1)
+        throw new UsageError(`config validate takes one FILE\n\n${CONFIG_USAGE}`);
       const text = file === '-' ? await io.readStdin() : await io.readFile(file);
       const result = parseConfig(text);
       if (!result.ok) {
@@ -25,6 +26,7 @@ export async function configCommand(args: string[], io: Io): Promise<number> {
       io.stdout(`${file}: valid (revision ${configRevision(result.config)})\n`);
       return 0;
     }
+    case undefined:
     default:
       throw new UsageError(CONFIG_USAGE);
   }

@@ -1,7 +1,12 @@
 // `outrigger inject -f FILE...`: manual injection of manifests, like `istioctl kube-inject`.
 
 import { parseArgs } from 'node:util';
-import { ManifestParseError, formatReportLine, injectManifest } from '@outrigger/shared';
+import {
+  ManifestParseError,
+  formatReportLine,
+  injectManifest,
+  type ManifestOptions,
+} from '@outrigger/shared';
 import { loadSnapshot } from './config-file';
 import { UsageError, type Io } from './io';
 
@@ -21,29 +26,43 @@ export async function injectCommand(args: string[], io: Io): Promise<number> {
     strict: true,
   });
   const files = values.filename ?? [];
-  if (files.length === 0) throw new UsageError(`inject needs at least one -f FILE\n\n${INJECT_USAGE}`);
+  if (files.length === 0)
+    throw new UsageError(`inject needs at least one -f FILE\n\n${INJECT_USAGE}`);
   const support = values['native-sidecars'];
   if (support !== 'supported' && support !== 'unsupported')
     throw new UsageError(`--native-sidecars must be supported or unsupported; got ${support}`);
-  const snapshot = await loadSnapshot(io, values.config);
+  const options = {
+    snapshot: await loadSnapshot(io, values.config),
+    nativeSidecarSupported: support === 'supported',
+  };
   const outputs: string[] = [];
   for (const file of files) {
-    const text = file === '-' ? await io.readStdin() : await io.readFile(file);
-    try {
-      const result = injectManifest(text, { snapshot, nativeSidecarSupported: support === 'supported' });
-      for (const line of result.report) {
-        io.stderr(`${formatReportLine(line)}\n`);
-        for (const w of line.warnings) io.stderr(`  warning: ${w}\n`);
-      }
-      if (result.output !== '') outputs.push(result.output);
-    } catch (err) {
-      if (err instanceof ManifestParseError) {
-        io.stderr(`error: ${file === '-' ? '<stdin>' : file}: ${err.message}\n`);
-        return 1;
-      }
-      throw err;
-    }
+    const output = await injectFile(file, options, io);
+    if (output === undefined) return 1;
+    if (output !== '') outputs.push(output);
   }
+  // Nothing reaches stdout unless every file parsed: a half-written stream is worse than none.
   io.stdout(outputs.join('---\n'));
   return 0;
+}
+
+/** Injects one file and reports on stderr; undefined when it does not parse. */
+async function injectFile(
+  file: string,
+  options: ManifestOptions,
+  io: Io,
+): Promise<string | undefined> {
+  const text = file === '-' ? await io.readStdin() : await io.readFile(file);
+  try {
+    const result = injectManifest(text, options);
+    for (const line of result.report) {
+      io.stderr(`${formatReportLine(line)}\n`);
+      for (const w of line.warnings) io.stderr(`  warning: ${w}\n`);
+    }
+    return result.output;
+  } catch (err) {
+    if (!(err instanceof ManifestParseError)) throw err;
+    io.stderr(`error: ${file === '-' ? '<stdin>' : file}: ${err.message}\n`);
+    return undefined;
+  }
 }

@@ -8,8 +8,8 @@ import { parseAllDocuments } from 'yaml';
 import {
   DEFAULT_CONFIG_YAML,
   TEMPLATE_PATHS,
-  configRevision,
   injectPod,
+  makeSnapshot,
   isRecord,
   mustParseConfig,
   type Container,
@@ -29,7 +29,7 @@ const WARMUP_NS = 300e6;
 
 const snapshot: ConfigSnapshot = (() => {
   const config = mustParseConfig(DEFAULT_CONFIG_YAML, 'default configuration');
-  return { config, revision: configRevision(config) };
+  return makeSnapshot(config);
 })();
 
 interface Case {

@@ -10,6 +10,7 @@ import {
   bool,
   describe,
   dnsLabel,
+  IMAGE_REFERENCE,
   int,
   list,
   mapping,
@@ -97,18 +98,26 @@ export interface Config {
   rollout: RolloutConfig;
 }
 
-const IMAGE = /^[a-z0-9][a-z0-9._\-/:]*[a-zA-Z0-9_.-](@sha256:[a-f0-9]{64})?$/;
-const image = str(IMAGE, 'an image reference such as ghcr.io/outrigger/proxy:1.0.0');
+const image = str(IMAGE_REFERENCE, 'an image reference such as ghcr.io/outrigger/proxy:1.0.0');
 
 const envVar: Field<EnvVar> = (r, v, p) => {
   if (!isRecord(v) || typeof v.name !== 'string' || v.name === '')
-    return r.fail(p, `must be an environment variable {name, value} or {name, valueFrom}; got ${describe(v)}`);
+    return r.fail(
+      p,
+      `must be an environment variable {name, value} or {name, valueFrom}; got ${describe(v)}`,
+    );
   if (v.value !== undefined && typeof v.value !== 'string')
-    return r.fail([...p, 'value'], `must be a string (quote numbers and booleans); got ${describe(v.value)}`);
+    return r.fail(
+      [...p, 'value'],
+      `must be a string (quote numbers and booleans); got ${describe(v.value)}`,
+    );
   return v as unknown as EnvVar;
 };
 
-const resources = struct<Resources>({ requests: { read: quantities }, limits: { read: quantities } });
+const resources = struct<Resources>({
+  requests: { read: quantities },
+  limits: { read: quantities },
+});
 
 const port = int(1, 65535);
 
@@ -118,7 +127,10 @@ const probe: Field<Record<string, unknown>> = (r, v, p) => {
   if (!m) return undefined;
   const handlers = ['httpGet', 'tcpSocket', 'exec', 'grpc'].filter((h) => h in m);
   if (handlers.length !== 1)
-    return r.fail(p, `must have exactly one of httpGet, tcpSocket, exec, grpc; got ${handlers.length}`);
+    return r.fail(
+      p,
+      `must have exactly one of httpGet, tcpSocket, exec, grpc; got ${handlers.length}`,
+    );
   return m;
 };
 
@@ -142,14 +154,9 @@ const proxySchema = struct<ProxyConfig>({
     read: resources,
     default: { requests: { cpu: '100m', memory: '64Mi' }, limits: { memory: '256Mi' } },
   },
-  readinessProbe: {
-    read: probe,
-    default: { httpGet: { path: '/ready', port: 4191 }, initialDelaySeconds: 2, periodSeconds: 10 },
-  },
-  livenessProbe: {
-    read: probe,
-    default: { httpGet: { path: '/live', port: 4191 }, initialDelaySeconds: 10, periodSeconds: 10 },
-  },
+  // Absent probes are derived from the admin port (see withDerivedDefaults).
+  readinessProbe: { read: probe },
+  livenessProbe: { read: probe },
   startupProbe: { read: probe },
   securityContext: {
     read: mapping,
@@ -187,7 +194,10 @@ const initSchema = struct<InitConfig>({
   skipOutboundPorts: { read: list(portRange), default: [] },
 });
 
-const registry = str(/^[a-z0-9][a-z0-9.\-:/]*$/, 'a registry host, optionally with a path, such as ghcr.io/outrigger/');
+const registry = str(
+  /^[a-z0-9][a-z0-9.\-:/]*$/,
+  'a registry host, optionally with a path, such as ghcr.io/outrigger/',
+);
 
 const overridesSchema = struct<OverridesConfig>({
   allowed: { read: list(oneOf(OVERRIDE_NAMES)), default: [...OVERRIDE_NAMES] },
@@ -250,7 +260,24 @@ export function readConfig(value: unknown): ConfigResult {
   const config = configSchema(r, value, []);
   crossCheck(r, config);
   if (r.issues.length > 0 || !config) return { ok: false, errors: r.issues.map(toIssue) };
-  return { ok: true, config };
+  return { ok: true, config: withDerivedDefaults(config) };
+}
+
+/** Defaults that depend on other fields: the probes follow the admin port. */
+function withDerivedDefaults(config: Config): Config {
+  const port = config.proxy.ports.admin;
+  const proxy = { ...config.proxy };
+  proxy.readinessProbe ??= {
+    httpGet: { path: '/ready', port },
+    initialDelaySeconds: 2,
+    periodSeconds: 10,
+  };
+  proxy.livenessProbe ??= {
+    httpGet: { path: '/live', port },
+    initialDelaySeconds: 10,
+    periodSeconds: 10,
+  };
+  return { ...config, proxy };
 }
 
 function crossCheck(r: Reader, config: Config | undefined): void {
@@ -259,7 +286,10 @@ function crossCheck(r: Reader, config: Config | undefined): void {
     r.fail(['init', 'name'], `must differ from .proxy.name ("${config.proxy.name}")`);
   const { inbound, outbound, admin } = config.proxy.ports;
   if (new Set([inbound, outbound, admin]).size !== 3)
-    r.fail(['proxy', 'ports'], `inbound, outbound and admin must be three different ports; got ${inbound}, ${outbound}, ${admin}`);
+    r.fail(
+      ['proxy', 'ports'],
+      `inbound, outbound and admin must be three different ports; got ${inbound}, ${outbound}, ${admin}`,
+    );
 }
 
 function toIssue(issue: SchemaIssue): ConfigIssue {
@@ -275,7 +305,7 @@ export function parseConfig(text: string): ConfigResult {
       ok: false,
       errors: doc.errors.map((e) => ({
         path: '.',
-        line: e.linePos?.[0].line,
+        line: lineCounter.linePos(e.pos[0]).line,
         message: `not valid YAML: ${e.message.split('\n')[0] ?? e.code}`,
       })),
     };

@@ -76,13 +76,24 @@ export function isNamespaceEnabled(ns: NamespaceMeta): boolean {
   return ns.labels?.[INJECTION_LABEL] === ENABLED;
 }
 
-export function isExcludedNamespace(name: string, config: Config, systemNamespace = SYSTEM_NAMESPACE): boolean {
-  return name === systemNamespace || KUBERNETES_SYSTEM_NAMESPACES.includes(name) || config.excludeNamespaces.includes(name);
+export function isExcludedNamespace(
+  name: string,
+  config: Config,
+  systemNamespace = SYSTEM_NAMESPACE,
+): boolean {
+  return (
+    name === systemNamespace ||
+    KUBERNETES_SYSTEM_NAMESPACES.includes(name) ||
+    config.excludeNamespaces.includes(name)
+  );
 }
 
 export function decideOptIn(input: DecideInput): Decision {
   const { namespaceName, namespace, config } = input;
-  if (namespaceName !== undefined && isExcludedNamespace(namespaceName, config, input.systemNamespace))
+  if (
+    namespaceName !== undefined &&
+    isExcludedNamespace(namespaceName, config, input.systemNamespace)
+  )
     return skip('system-namespace', `namespace ${namespaceName} is never injected`);
   const meta = input.pod.metadata ?? {};
   const label = meta.labels?.[INJECT];
@@ -91,7 +102,10 @@ export function decideOptIn(input: DecideInput): Decision {
   if (label === ENABLED) return { inject: true };
   if (annotation === DISABLED) return skip('opted-out', `annotation ${INJECT}=${DISABLED}`);
   if (namespace === 'assume-enabled' || isNamespaceEnabled(namespace)) return { inject: true };
-  const hint = annotation === ENABLED ? `; the annotation cannot opt a pod in, use the label ${INJECT}=${ENABLED}` : '';
+  const hint =
+    annotation === ENABLED
+      ? `; the annotation cannot opt a pod in, use the label ${INJECT}=${ENABLED}`
+      : '';
   return skip('namespace-not-enabled', `namespace ${namespace.name} is not opted in${hint}`);
 }
 
@@ -100,39 +114,80 @@ function containersOf(pod: PodLike): Container[] {
   return [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])];
 }
 
+const isListOrAbsent = (v: unknown): boolean => v === undefined || v === null || Array.isArray(v);
+const isNamed = (c: unknown): boolean => isRecord(c) && typeof c.name === 'string';
+
 /** Why the spec cannot be injected safely, or undefined when its shape is usable. */
 export function invalidSpec(pod: PodLike): string | undefined {
   const spec: unknown = pod.spec;
   if (!isRecord(spec)) return 'spec is missing or not a mapping';
-  if (!Array.isArray(spec.containers) || spec.containers.length === 0) return 'spec.containers must be a non-empty list';
-  for (const key of ['initContainers', 'volumes'] as const) {
-    if (spec[key] !== undefined && spec[key] !== null && !Array.isArray(spec[key])) return `spec.${key} must be a list`;
-  }
-  const all = [...(spec.containers as unknown[]), ...((spec.initContainers as unknown[] | null) ?? [])];
-  if (!all.every((c) => isRecord(c) && typeof c.name === 'string')) return 'every container must be a mapping with a name';
+  if (!Array.isArray(spec.containers) || spec.containers.length === 0)
+    return 'spec.containers must be a non-empty list';
+  const notList = (['initContainers', 'volumes'] as const).find(
+    (key) => !isListOrAbsent(spec[key]),
+  );
+  if (notList) return `spec.${notList} must be a list`;
+  const all = [
+    ...(spec.containers as unknown[]),
+    ...((spec.initContainers as unknown[] | null) ?? []),
+  ];
+  if (!all.every(isNamed)) return 'every container must be a mapping with a name';
   const meta: unknown = pod.metadata;
-  if (meta !== undefined && meta !== null && !isRecord(meta)) return 'metadata must be a mapping';
+  if (!isRecord(meta) && meta !== undefined && meta !== null) return 'metadata must be a mapping';
   return undefined;
+}
+
+/** The sign of another mesh's proxy in the pod, if any. */
+function otherMesh(pod: PodLike, names: Set<string>): string | undefined {
+  const annotations = pod.metadata?.annotations ?? {};
+  return (
+    OTHER_MESH_CONTAINERS.find((n) => names.has(n)) ??
+    OTHER_MESH_ANNOTATIONS.find((a) => a in annotations)
+  );
+}
+
+/** Our names the pod already uses for something of its own. */
+function collisions(pod: PodLike, names: Set<string>, config: Config): string[] {
+  const taken = [config.proxy.name, config.init.name].filter((n) => names.has(n));
+  if ((pod.spec?.volumes ?? []).some((v) => v.name === IDENTITY_VOLUME))
+    taken.push(IDENTITY_VOLUME);
+  return taken;
+}
+
+function isInjected(pod: PodLike, names: Set<string>, config: Config): boolean {
+  const meta = pod.metadata ?? {};
+  return (
+    names.has(config.proxy.name) &&
+    (meta.labels?.[REVISION] !== undefined || meta.annotations?.[STATUS] !== undefined)
+  );
 }
 
 export function decidePod(input: DecideInput): Decision {
   const { pod, config } = input;
   const invalid = invalidSpec(pod);
   if (invalid) return skip('invalid-pod-spec', invalid);
-  if (pod.spec?.hostNetwork === true) return skip('host-network', 'the pod uses the host network; redirecting its traffic would capture the node\'s');
+  if (pod.spec?.hostNetwork === true)
+    return skip(
+      'host-network',
+      "the pod uses the host network; redirecting its traffic would capture the node's",
+    );
   const names = new Set(containersOf(pod).map((c) => c.name));
-  const ours = names.has(config.proxy.name);
-  const meta = pod.metadata ?? {};
-  if (ours && (meta.labels?.[REVISION] !== undefined || meta.annotations?.[STATUS] !== undefined))
+  if (isInjected(pod, names, config))
     return skip('already-injected', `container ${config.proxy.name} is already there`);
-  const mesh = OTHER_MESH_CONTAINERS.find((n) => names.has(n)) ?? OTHER_MESH_ANNOTATIONS.find((a) => meta.annotations?.[a] !== undefined);
-  if (mesh) return skip('other-mesh-sidecar', `the pod already carries another mesh's proxy (${mesh})`);
-  const volumes = new Set((pod.spec?.volumes ?? []).map((v) => v.name));
-  const taken = [config.proxy.name, config.init.name].filter((n) => names.has(n));
-  if (volumes.has(IDENTITY_VOLUME)) taken.push(IDENTITY_VOLUME);
-  if (taken.length > 0) return skip('name-collision', `the pod already has ${taken.join(', ')}; rename it or opt the pod out`);
+  const mesh = otherMesh(pod, names);
+  if (mesh)
+    return skip('other-mesh-sidecar', `the pod already carries another mesh's proxy (${mesh})`);
+  const taken = collisions(pod, names, config);
+  if (taken.length > 0)
+    return skip(
+      'name-collision',
+      `the pod already has ${taken.join(', ')}; rename it or opt the pod out`,
+    );
   if (!input.nativeSidecar && runsToCompletion(input.owner))
-    return skip('job-without-native-sidecar', `a classic sidecar would keep the ${input.owner.kind} from completing; enable native sidecars`);
+    return skip(
+      'job-without-native-sidecar',
+      `a classic sidecar would keep the ${input.owner.kind} from completing; enable native sidecars`,
+    );
   return { inject: true };
 }
 

@@ -19,11 +19,28 @@ import {
 import { resolveOwner, type Owner } from './owner';
 import { resolveOverrides, type Overrides } from './overrides';
 import { addToList, addToMap, type AddOperation } from './patch';
+import { configRevision } from './revision';
+import { quantityValue } from './schema';
 
-/** A configuration with its revision, computed once when the configuration is loaded. */
+/**
+ * A configuration with its revision, computed once when the configuration is loaded. The
+ * configuration is deeply frozen: patches share its parts instead of copying them per pod.
+ */
 export interface ConfigSnapshot {
-  config: Config;
-  revision: string;
+  readonly config: Config;
+  readonly revision: string;
+}
+
+export function makeSnapshot(config: Config): ConfigSnapshot {
+  return Object.freeze({ config: deepFreeze(config), revision: configRevision(config) });
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
 }
 
 export interface InjectInput {
@@ -44,7 +61,11 @@ export type InjectionResult =
 
 const DEFAULT_CONTAINER = 'kubectl.kubernetes.io/default-container';
 
-export function useNativeSidecar(config: Config, overrides: Overrides, supported: boolean): boolean {
+export function useNativeSidecar(
+  config: Config,
+  overrides: Overrides,
+  supported: boolean,
+): boolean {
   const wanted = overrides['native-sidecar'];
   if (wanted !== undefined) return wanted && supported;
   if (config.nativeSidecar === 'auto') return supported;
@@ -55,18 +76,22 @@ export function injectPod(input: InjectInput): InjectionResult {
   const { pod, snapshot } = input;
   const { config } = snapshot;
   const owner = input.owner ?? resolveOwner(pod);
-  const namespaceAnnotations = input.namespace === 'assume-enabled' ? undefined : input.namespace.annotations;
+  const namespaceAnnotations =
+    input.namespace === 'assume-enabled' ? undefined : input.namespace.annotations;
   const { values, warnings } = resolveOverrides({
     podAnnotations: pod.metadata?.annotations,
     namespaceAnnotations,
+    namespaceName: input.namespaceName,
     config,
     podDescription: `${owner.kind} ${owner.name}`,
   });
   const native = useNativeSidecar(config, values, input.nativeSidecarSupported);
   const decision: Decision = decide({ ...input, config, owner, nativeSidecar: native });
-  if (!decision.inject) return { injected: false, reason: decision.reason, detail: decision.detail, warnings, owner };
-  const patch = buildPatch({ pod, snapshot, owner, overrides: values, native });
-  return { injected: true, patch, warnings, owner, native };
+  if (!decision.inject)
+    return { injected: false, reason: decision.reason, detail: decision.detail, warnings, owner };
+  const { resources, warnings: resourceWarnings } = proxyResources(config, values);
+  const patch = buildPatch({ pod, snapshot, owner, overrides: values, native, resources });
+  return { injected: true, patch, warnings: [...warnings, ...resourceWarnings], owner, native };
 }
 
 interface Build {
@@ -75,6 +100,7 @@ interface Build {
   owner: Owner;
   overrides: Overrides;
   native: boolean;
+  resources: ResourceRequirements;
 }
 
 function buildPatch(b: Build): AddOperation[] {
@@ -93,7 +119,11 @@ function buildPatch(b: Build): AddOperation[] {
   };
   const annotations: Record<string, string> = { [STATUS]: JSON.stringify(status) };
   const firstUserContainer = spec.containers[0]?.name;
-  if (!b.native && firstUserContainer && b.pod.metadata?.annotations?.[DEFAULT_CONTAINER] === undefined)
+  if (
+    !b.native &&
+    firstUserContainer &&
+    b.pod.metadata?.annotations?.[DEFAULT_CONTAINER] === undefined
+  )
     annotations[DEFAULT_CONTAINER] = firstUserContainer;
   const labels = {
     [REVISION]: b.snapshot.revision,
@@ -104,13 +134,23 @@ function buildPatch(b: Build): AddOperation[] {
     ...metadataOps(b.pod, labels, annotations),
     ...addToList(['spec', 'initContainers'], spec.initContainers, initContainers, 'front'),
     ...addToList(['spec', 'containers'], spec.containers, containers, 'front'),
-    ...addToList(['spec', 'volumes'], spec.volumes, [{ name: IDENTITY_VOLUME, emptyDir: { medium: 'Memory' } }], 'back'),
+    ...addToList(
+      ['spec', 'volumes'],
+      spec.volumes,
+      [{ name: IDENTITY_VOLUME, emptyDir: { medium: 'Memory' } }],
+      'back',
+    ),
   ];
 }
 
-function metadataOps(pod: PodLike, labels: Record<string, string>, annotations: Record<string, string>): AddOperation[] {
+function metadataOps(
+  pod: PodLike,
+  labels: Record<string, string>,
+  annotations: Record<string, string>,
+): AddOperation[] {
   const meta = pod.metadata;
-  if (meta === undefined || meta === null) return [{ op: 'add', path: '/metadata', value: { labels, annotations } }];
+  if (meta === undefined || meta === null)
+    return [{ op: 'add', path: '/metadata', value: { labels, annotations } }];
   return [
     ...addToMap(['metadata', 'labels'], meta.labels, labels),
     ...addToMap(['metadata', 'annotations'], meta.annotations, annotations),
@@ -122,17 +162,36 @@ export function skipPatch(pod: PodLike, reason: SkipReason): AddOperation[] {
   return metadataOps(pod, { [SKIPPED]: reason }, {});
 }
 
-function proxyResources(config: Config, o: Overrides): ResourceRequirements {
-  const requests = { ...config.proxy.resources.requests };
-  const limits = { ...config.proxy.resources.limits };
-  if (o['proxy-cpu-request']) requests.cpu = o['proxy-cpu-request'];
-  if (o['proxy-memory-request']) requests.memory = o['proxy-memory-request'];
-  if (o['proxy-cpu-limit']) limits.cpu = o['proxy-cpu-limit'];
-  if (o['proxy-memory-limit']) limits.memory = o['proxy-memory-limit'];
-  const out: ResourceRequirements = {};
-  if (Object.keys(requests).length > 0) out.requests = requests;
-  if (Object.keys(limits).length > 0) out.limits = limits;
-  return out;
+/**
+ * The proxy's resources with the overrides applied. An override that would leave a request
+ * above its limit is dropped with a warning: the API server would reject such a pod.
+ */
+export function proxyResources(
+  config: Config,
+  o: Overrides,
+): { resources: ResourceRequirements; warnings: string[] } {
+  const base = config.proxy.resources;
+  const warnings: string[] = [];
+  const requests = { ...base.requests };
+  const limits = { ...base.limits };
+  for (const resource of ['cpu', 'memory'] as const) {
+    const request = o[`proxy-${resource}-request`];
+    const limit = o[`proxy-${resource}-limit`];
+    const r = request ?? requests[resource];
+    const l = limit ?? limits[resource];
+    if (r !== undefined && l !== undefined && quantityValue(r) > quantityValue(l)) {
+      warnings.push(
+        `${resource} request ${r} would exceed the limit ${l}; the proxy keeps the configured ${resource} resources (set both the request and the limit overrides)`,
+      );
+      continue;
+    }
+    if (request !== undefined) requests[resource] = request;
+    if (limit !== undefined) limits[resource] = limit;
+  }
+  const resources: ResourceRequirements = {};
+  if (Object.keys(requests).length > 0) resources.requests = requests;
+  if (Object.keys(limits).length > 0) resources.limits = limits;
+  return { resources, warnings };
 }
 
 function proxyEnv(b: Build): EnvVar[] {
@@ -166,11 +225,11 @@ function proxyContainer(b: Build): Container {
     { name: 'outrigger-admin', containerPort: p.ports.admin, protocol: 'TCP' },
   ];
   c.env = proxyEnv(b);
-  c.resources = proxyResources(b.snapshot.config, b.overrides);
+  c.resources = b.resources;
   for (const probe of ['readinessProbe', 'livenessProbe', 'startupProbe'] as const) {
-    if (p[probe]) c[probe] = structuredClone(p[probe]);
+    if (p[probe]) c[probe] = p[probe];
   }
-  c.securityContext = { ...structuredClone(p.securityContext), runAsUser: p.uid };
+  c.securityContext = { ...p.securityContext, runAsUser: p.uid };
   c.volumeMounts = [{ name: IDENTITY_VOLUME, mountPath: IDENTITY_MOUNT_PATH }];
   c.terminationMessagePolicy = 'FallbackToLogsOnError';
   if (b.native) c.restartPolicy = 'Always';
@@ -179,7 +238,11 @@ function proxyContainer(b: Build): Container {
 
 function initContainer(b: Build): Container {
   const { init, proxy } = b.snapshot.config;
-  const skipInbound = [String(proxy.ports.admin), ...init.skipInboundPorts, ...(b.overrides['skip-inbound-ports'] ?? [])];
+  const skipInbound = [
+    String(proxy.ports.admin),
+    ...init.skipInboundPorts,
+    ...(b.overrides['skip-inbound-ports'] ?? []),
+  ];
   const skipOutbound = [...init.skipOutboundPorts, ...(b.overrides['skip-outbound-ports'] ?? [])];
   const args = [
     '--proxy-uid',
@@ -197,8 +260,8 @@ function initContainer(b: Build): Container {
     image: init.image,
     imagePullPolicy: init.imagePullPolicy,
     args: [...args, ...init.args],
-    resources: structuredClone(init.resources),
-    securityContext: structuredClone(init.securityContext),
+    resources: init.resources,
+    securityContext: init.securityContext,
     terminationMessagePolicy: 'FallbackToLogsOnError',
   };
 }

@@ -88,3 +88,11 @@ export interface NamespaceMeta {
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+/**
+ * A deep copy of plain JSON data. Used instead of structuredClone, which builds its copies in
+ * the main realm: arrays it returns fail `instanceof Array` inside a vm context such as jest's.
+ */
+export function cloneJson<T>(value: T): T {
+  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
+}

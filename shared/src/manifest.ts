@@ -4,8 +4,8 @@
 
 import { applyPatch, type Operation } from 'fast-json-patch';
 import { parseAllDocuments, stringify } from 'yaml';
-import type { KubeObject, PodLike } from './k8s';
-import { isRecord } from './k8s';
+import type { KubeObject } from './k8s';
+import { cloneJson, isRecord } from './k8s';
 import { injectPod, type ConfigSnapshot } from './inject';
 import type { SkipReason } from './decide';
 import type { Owner } from './owner';
@@ -73,14 +73,19 @@ export function injectManifest(text: string, options: ManifestOptions): Manifest
   docs.forEach((doc, i) => {
     const number = i + 1;
     const error = doc.errors[0];
-    if (error) throw new ManifestParseError(number, error.linePos?.[0].line, firstLine(error.message));
+    if (error)
+      throw new ManifestParseError(number, error.linePos?.[0].line, firstLine(error.message));
     const value: unknown = doc.toJS();
     if (value === null || value === undefined) return;
     const lines: ReportLine[] = [];
     const injected = injectValue(value, options, (r) => lines.push({ ...r, document: number }));
     report.push(...lines);
     const changed = lines.some((l) => l.outcome === 'injected');
-    out.push(changed ? stringify(injected, { lineWidth: 0 }) : ensureNewline(String(doc)));
+    out.push(
+      changed
+        ? stringify(injected, { lineWidth: 0, aliasDuplicateObjects: false })
+        : ensureNewline(String(doc)),
+    );
   });
   return { output: out.join('---\n'), report };
 }
@@ -124,13 +129,18 @@ function getAt(obj: unknown, path: readonly string[]): unknown {
   return path.reduce<unknown>((o, k) => (isRecord(o) ? o[k] : undefined), obj);
 }
 
-function injectWorkload(obj: KubeObject, path: readonly string[], options: ManifestOptions, emit: Emit): unknown {
+function injectWorkload(
+  obj: KubeObject,
+  path: readonly string[],
+  options: ManifestOptions,
+  emit: Emit,
+): unknown {
   const kind = obj.kind ?? '';
   const name = nameOf(obj);
   const template = getAt(obj, path);
   const owner: Owner | undefined = kind === 'Pod' ? undefined : { kind, name, source: 'template' };
   const result = injectPod({
-    pod: (isRecord(template) ? template : {}) as PodLike,
+    pod: isRecord(template) ? template : {},
     snapshot: options.snapshot,
     namespaceName: obj.metadata?.namespace,
     namespace: 'assume-enabled',
@@ -138,7 +148,14 @@ function injectWorkload(obj: KubeObject, path: readonly string[], options: Manif
     ...(owner ? { owner } : {}),
   });
   if (!result.injected) {
-    emit({ kind, name, outcome: 'skipped', reason: result.reason, detail: result.detail, warnings: result.warnings });
+    emit({
+      kind,
+      name,
+      outcome: 'skipped',
+      reason: result.reason,
+      detail: result.detail,
+      warnings: result.warnings,
+    });
     return obj;
   }
   emit({ kind, name, outcome: 'injected', warnings: result.warnings });
@@ -146,8 +163,15 @@ function injectWorkload(obj: KubeObject, path: readonly string[], options: Manif
 }
 
 /** Applies a pod patch to the template at `path` of a copy of `obj`. */
-export function applyAt(obj: KubeObject, path: readonly string[], patch: readonly AddOperation[]): KubeObject {
-  const copy = structuredClone(obj);
-  const ops = patch.map((o) => ({ ...o, path: path.map((k) => `/${k}`).join('') + o.path })) as Operation[];
+export function applyAt(
+  obj: KubeObject,
+  path: readonly string[],
+  patch: readonly AddOperation[],
+): KubeObject {
+  const copy = cloneJson(obj);
+  const ops = patch.map((o) => ({
+    ...o,
+    path: path.map((k) => `/${k}`).join('') + o.path,
+  })) as Operation[];
   return applyPatch(copy, ops, true, true).newDocument;
 }

@@ -5,7 +5,7 @@
 import type { Config } from './config';
 import { OVERRIDE_PREFIX } from './names';
 import { LOG_LEVELS, OVERRIDE_NAMES, type LogLevel, type OverrideName } from './overrides-catalog';
-import { QUANTITY, isPortRange } from './schema';
+import { IMAGE_REFERENCE, QUANTITY, isPortRange } from './schema';
 
 export interface OverrideValues {
   'proxy-cpu-request': string;
@@ -38,7 +38,9 @@ type Parsed<T> = { value: T } | { error: string };
 type Parse<K extends OverrideName> = (value: string, config: Config) => Parsed<OverrideValues[K]>;
 
 const quantity = (v: string): Parsed<string> =>
-  QUANTITY.test(v) ? { value: v } : { error: 'not a Kubernetes quantity; use a value such as 100m, 64Mi or 1' };
+  QUANTITY.test(v)
+    ? { value: v }
+    : { error: 'not a Kubernetes quantity; use a value such as 100m, 64Mi or 1' };
 
 const ports = (v: string): Parsed<string[]> => {
   const list = v
@@ -47,13 +49,17 @@ const ports = (v: string): Parsed<string[]> => {
     .filter((s) => s !== '');
   const bad = list.filter((s) => !isPortRange(s));
   if (bad.length === 0) return { value: list };
-  return { error: `not a comma-separated list of ports or ranges such as 8080,9000-9100 (bad: ${bad.join(', ')})` };
+  return {
+    error: `not a comma-separated list of ports or ranges such as 8080,9000-9100 (bad: ${bad.join(', ')})`,
+  };
 };
 
 const choice =
   <T>(map: Record<string, T>) =>
   (v: string): Parsed<T> =>
-    Object.hasOwn(map, v) ? { value: map[v] as T } : { error: `must be one of ${Object.keys(map).join(', ')}` };
+    Object.hasOwn(map, v)
+      ? { value: map[v] as T }
+      : { error: `must be one of ${Object.keys(map).join(', ')}` };
 
 const logLevel = (v: string): Parsed<LogLevel> =>
   (LOG_LEVELS as readonly string[]).includes(v)
@@ -61,13 +67,21 @@ const logLevel = (v: string): Parsed<LogLevel> =>
     : { error: `must be one of ${LOG_LEVELS.join(', ')}` };
 
 const image = (v: string, config: Config): Parsed<string> => {
-  if (!/^[a-z0-9][a-z0-9._\-/:@]*$/.test(v)) return { error: 'not an image reference' };
+  if (!IMAGE_REFERENCE.test(v))
+    return { error: 'not an image reference such as ghcr.io/outrigger/proxy:1.0.0' };
   const allowed = config.overrides.allowedRegistries;
-  if (allowed.some((r) => v.startsWith(r))) return { value: v };
+  if (allowed.some((r) => isUnder(v, r))) return { value: v };
   return {
     error: `the registry is not allowed; the configuration (overrides.allowedRegistries) allows ${allowed.join(', ') || 'none'}`,
   };
 };
+
+/** Whether `image` lies under `prefix`, matching whole path segments: `ghcr.io/org` allows
+ * `ghcr.io/org/proxy` but not `ghcr.io/org-evil/proxy`. */
+function isUnder(image: string, prefix: string): boolean {
+  const boundary = prefix.endsWith('/') ? prefix : `${prefix}/`;
+  return image.startsWith(boundary);
+}
 
 const PARSERS: { [K in OverrideName]: Parse<K> } = {
   'proxy-cpu-request': quantity,
@@ -86,6 +100,8 @@ export interface OverridesInput {
   /** Annotations of the pod or pod template. */
   podAnnotations: Record<string, string> | undefined;
   namespaceAnnotations: Record<string, string> | undefined;
+  /** The namespace's name, for warnings about its annotations. */
+  namespaceName: string | undefined;
   config: Config;
   /** Names the object in warnings, such as `Pod default/web-1` or `namespace shop`. */
   podDescription: string;
@@ -100,7 +116,7 @@ export function resolveOverrides(input: OverridesInput): ResolvedOverrides {
   const values: Overrides = {};
   const warnings: string[] = [];
   const sources: [string, Record<string, string> | undefined][] = [
-    [`namespace`, input.namespaceAnnotations],
+    [`Namespace ${input.namespaceName ?? ''}`.trim(), input.namespaceAnnotations],
     [input.podDescription, input.podAnnotations],
   ];
   // Namespace first, so the pod's value overwrites it.
@@ -115,10 +131,18 @@ export function resolveOverrides(input: OverridesInput): ResolvedOverrides {
   return { values, warnings };
 }
 
-function readOverride(annotation: string, value: string, config: Config): Overrides | InvalidOverrideError {
+function readOverride(
+  annotation: string,
+  value: string,
+  config: Config,
+): Overrides | InvalidOverrideError {
   const name = annotation.slice(OVERRIDE_PREFIX.length);
   if (!isOverrideName(name))
-    return new InvalidOverrideError(annotation, value, `unknown setting; known settings: ${OVERRIDE_NAMES.join(', ')}`);
+    return new InvalidOverrideError(
+      annotation,
+      value,
+      `unknown setting; known settings: ${OVERRIDE_NAMES.join(', ')}`,
+    );
   if (!config.overrides.allowed.includes(name))
     return new InvalidOverrideError(
       annotation,

@@ -16,13 +16,18 @@ export interface Owner {
 
 const POD_TEMPLATE_HASH = 'pod-template-hash';
 
-export function controllerReference(refs: readonly OwnerReference[] | undefined): OwnerReference | undefined {
+export function controllerReference(
+  refs: readonly OwnerReference[] | undefined,
+): OwnerReference | undefined {
   if (!refs || refs.length === 0) return undefined;
   return refs.find((r) => r.controller === true) ?? refs[0];
 }
 
 /** A Deployment's ReplicaSet is named `<deployment>-<pod-template-hash>`. */
-export function deploymentOfReplicaSet(replicaSetName: string, podTemplateHash: string | undefined): string | undefined {
+export function deploymentOfReplicaSet(
+  replicaSetName: string,
+  podTemplateHash: string | undefined,
+): string | undefined {
   if (!podTemplateHash) return undefined;
   const suffix = `-${podTemplateHash}`;
   if (!replicaSetName.endsWith(suffix) || replicaSetName.length === suffix.length) return undefined;

@@ -9,6 +9,7 @@ export interface AddOperation {
 
 /** RFC 6901: `~` becomes `~0` and `/` becomes `~1` in a reference token. */
 export function escapeToken(token: string): string {
+  if (!token.includes('~') && !token.includes('/')) return token;
   return token.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
@@ -23,8 +24,13 @@ export function addToMap(
   entries: Record<string, unknown>,
 ): AddOperation[] {
   if (Object.keys(entries).length === 0) return [];
-  if (existing === undefined || existing === null) return [{ op: 'add', path: pointer(path), value: entries }];
-  return Object.entries(entries).map(([k, v]) => ({ op: 'add', path: pointer([...path, k]), value: v }));
+  if (existing === undefined || existing === null)
+    return [{ op: 'add', path: pointer(path), value: entries }];
+  return Object.entries(entries).map(([k, v]) => ({
+    op: 'add',
+    path: pointer([...path, k]),
+    value: v,
+  }));
 }
 
 /** Inserts `items` into the list at `path`, at the front or the back; creates the list if missing. */
@@ -35,8 +41,10 @@ export function addToList(
   where: 'front' | 'back',
 ): AddOperation[] {
   if (items.length === 0) return [];
-  if (existing === undefined || existing === null) return [{ op: 'add', path: pointer(path), value: [...items] }];
-  if (where === 'front') return items.map((value, i) => ({ op: 'add', path: pointer([...path, i]), value }));
+  if (existing === undefined || existing === null)
+    return [{ op: 'add', path: pointer(path), value: [...items] }];
+  if (where === 'front')
+    return items.map((value, i) => ({ op: 'add', path: pointer([...path, i]), value }));
   return items.map((value) => ({ op: 'add', path: `${pointer(path)}/-`, value }));
 }
 

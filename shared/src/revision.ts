@@ -26,5 +26,8 @@ export function configRevision(config: Config): string {
     nativeSidecar: config.nativeSidecar,
     overrides: config.overrides,
   };
-  return createHash('sha256').update(canonicalJson(relevant)).digest('hex').slice(0, REVISION_LENGTH);
+  return createHash('sha256')
+    .update(canonicalJson(relevant))
+    .digest('hex')
+    .slice(0, REVISION_LENGTH);
 }

@@ -2,7 +2,7 @@
 // or records an error with the path and what is allowed there, so a whole document is checked
 // in one pass and every error is reported, not just the first.
 
-import { isRecord } from './k8s';
+import { cloneJson, isRecord } from './k8s';
 
 export interface SchemaIssue {
   /** Path in the document, as keys and indexes. */
@@ -32,8 +32,13 @@ export function describe(value: unknown): string {
 export const str =
   (pattern?: RegExp, hint?: string): Field<string> =>
   (r, v, p) => {
-    if (typeof v !== 'string' || v === '') return r.fail(p, `must be a non-empty string; got ${describe(v)}`);
-    if (pattern && !pattern.test(v)) return r.fail(p, `must be ${hint ?? `a string matching ${String(pattern)}`}; got ${JSON.stringify(v)}`);
+    if (typeof v !== 'string' || v === '')
+      return r.fail(p, `must be a non-empty string; got ${describe(v)}`);
+    if (pattern && !pattern.test(v))
+      return r.fail(
+        p,
+        `must be ${hint ?? `a string matching ${String(pattern)}`}; got ${JSON.stringify(v)}`,
+      );
     return v;
   };
 
@@ -87,14 +92,16 @@ export function struct<T extends object>(fields: Fields<T>): Field<T> {
     if (!isRecord(input)) return r.fail(p, `must be a mapping; got ${describe(v)}`);
     const known = Object.keys(fields);
     for (const key of Object.keys(input)) {
-      if (!known.includes(key)) r.fail([...p, key], `unknown field; allowed here: ${known.join(', ')}`);
+      if (!known.includes(key))
+        r.fail([...p, key], `unknown field; allowed here: ${known.join(', ')}`);
     }
     const out: Record<string, unknown> = {};
-    for (const [key, spec] of Object.entries(fields) as [string, Fields<T>[keyof T]][]) {
+    for (const [key, spec] of Object.entries<Fields<T>[keyof T]>(fields)) {
       const raw = input[key];
       const absent = raw === undefined || raw === null;
-      const value = absent && !spec.section ? spec.default : spec.read(r, absent ? {} : raw, [...p, key]);
-      if (value !== undefined) out[key] = structuredClone(value);
+      const value =
+        absent && !spec.section ? spec.default : spec.read(r, absent ? {} : raw, [...p, key]);
+      if (value !== undefined) out[key] = cloneJson(value);
     }
     return out as T;
   };
@@ -103,6 +110,35 @@ export function struct<T extends object>(fields: Fields<T>): Field<T> {
 /** A Kubernetes resource quantity such as 100m, 64Mi, 1.5, 2e3. */
 export const QUANTITY = /^[+]?(\d+(\.\d*)?|\.\d+)(([KMGTPE]i)|[numkMGTPE]|[eE][+-]?\d+)?$/;
 
+const SUFFIX: Record<string, number> = {
+  n: 1e-9,
+  u: 1e-6,
+  m: 1e-3,
+  '': 1,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  P: 1e15,
+  E: 1e18,
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
+  Pi: 2 ** 50,
+  Ei: 2 ** 60,
+};
+
+/** The value of a quantity in base units (cores, bytes), for comparisons; NaN if malformed. */
+export function quantityValue(q: string): number {
+  const m = /^\+?((?:\d+(?:\.\d*)?)|(?:\.\d+))([eE][+-]?\d+|[KMGTPE]i|[numkMGTPE])?$/.exec(q);
+  if (!m) return NaN;
+  const number = Number(m[1]);
+  const suffix = m[2] ?? '';
+  if (/^[eE]/.test(suffix)) return number * 10 ** Number(suffix.slice(1));
+  return number * (SUFFIX[suffix] ?? NaN);
+}
+
 export const quantity: Field<string> = (r, v, p) => {
   const s = typeof v === 'number' ? String(v) : v;
   if (typeof s === 'string' && QUANTITY.test(s)) return s;
@@ -110,7 +146,8 @@ export const quantity: Field<string> = (r, v, p) => {
 };
 
 export const quantities: Field<Record<string, string>> = (r, v, p) => {
-  if (!isRecord(v)) return r.fail(p, `must be a mapping of resource names to quantities; got ${describe(v)}`);
+  if (!isRecord(v))
+    return r.fail(p, `must be a mapping of resource names to quantities; got ${describe(v)}`);
   const out: Record<string, string> = {};
   for (const [k, q] of Object.entries(v)) {
     const read = quantity(r, q, [...p, k]);
@@ -122,13 +159,24 @@ export const quantities: Field<Record<string, string>> = (r, v, p) => {
 /** DNS-1123 label: container names, volume names, port names. */
 export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 export const dnsLabel = (max: number): Field<string> => {
-  const s = str(DNS_LABEL, `a DNS-1123 label (lower-case letters, digits and '-', at most ${max} characters)`);
+  const s = str(
+    DNS_LABEL,
+    `a DNS-1123 label (lower-case letters, digits and '-', at most ${max} characters)`,
+  );
   return (r, v, p) => {
     const read = s(r, v, p);
-    if (read !== undefined && read.length > max) return r.fail(p, `must be at most ${max} characters; got ${read.length}`);
+    if (read !== undefined && read.length > max)
+      return r.fail(p, `must be at most ${max} characters; got ${read.length}`);
     return read;
   };
 };
+
+/**
+ * An image reference: registry host (with optional port) and path in lower case, then an
+ * optional tag (letters of either case, digits, _ . -) and an optional sha256 digest.
+ */
+export const IMAGE_REFERENCE =
+  /^[a-z0-9]+([._-]+[a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-]+[a-z0-9]+)*)*(:[\w][\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$/;
 
 /** A port or port range list entry: "8080" or "9000-9100". */
 export const PORT_RANGE = /^(\d{1,5})(-(\d{1,5}))?$/;

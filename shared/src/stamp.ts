@@ -25,17 +25,21 @@ export interface Stamp {
 export function templateOf(workload: KubeObject): PodLike | undefined {
   const spec = workload.spec;
   if (!isRecord(spec) || !isRecord(spec.template)) return undefined;
-  return spec.template as PodLike;
+  return spec.template;
 }
 
 /** The stamp a workload's template carries now, if complete. */
 export function readStamp(workload: KubeObject): Stamp | undefined {
-  const meta = templateOf(workload)?.metadata;
-  const ownerKind = meta?.annotations?.[OWNER_KIND];
-  const ownerName = meta?.annotations?.[OWNER_NAME];
-  const revision = meta?.annotations?.[CONFIG_REVISION];
-  if (!ownerKind || !ownerName || !revision || meta?.labels?.[STAMPED] !== 'true') return undefined;
-  return { ownerKind, ownerName, revision };
+  const meta = templateOf(workload)?.metadata ?? {};
+  const annotations = meta.annotations ?? {};
+  const stamp = {
+    ownerKind: annotations[OWNER_KIND],
+    ownerName: annotations[OWNER_NAME],
+    revision: annotations[CONFIG_REVISION],
+  };
+  if (meta.labels?.[STAMPED] !== 'true' || !stamp.ownerKind || !stamp.ownerName || !stamp.revision)
+    return undefined;
+  return stamp as Stamp;
 }
 
 export function desiredStamp(workload: KubeObject, revision: string): Stamp {
@@ -43,11 +47,20 @@ export function desiredStamp(workload: KubeObject, revision: string): Stamp {
 }
 
 export function stampEquals(a: Stamp | undefined, b: Stamp): boolean {
-  return a !== undefined && a.ownerKind === b.ownerKind && a.ownerName === b.ownerName && a.revision === b.revision;
+  return (
+    a !== undefined &&
+    a.ownerKind === b.ownerKind &&
+    a.ownerName === b.ownerName &&
+    a.revision === b.revision
+  );
 }
 
 function stampAnnotations(stamp: Stamp): Record<string, string> {
-  return { [OWNER_KIND]: stamp.ownerKind, [OWNER_NAME]: stamp.ownerName, [CONFIG_REVISION]: stamp.revision };
+  return {
+    [OWNER_KIND]: stamp.ownerKind,
+    [OWNER_NAME]: stamp.ownerName,
+    [CONFIG_REVISION]: stamp.revision,
+  };
 }
 
 /**
@@ -61,18 +74,33 @@ export function stampPatch(workload: KubeObject, stamp: Stamp): AddOperation[] {
   const base = ['spec', 'template', 'metadata'];
   const meta = template.metadata;
   if (!isRecord(meta)) {
-    return [{ op: 'add', path: '/spec/template/metadata', value: { labels: { [STAMPED]: 'true' }, annotations: stampAnnotations(stamp) } }];
+    return [
+      {
+        op: 'add',
+        path: '/spec/template/metadata',
+        value: { labels: { [STAMPED]: 'true' }, annotations: stampAnnotations(stamp) },
+      },
+    ];
   }
   const labels = meta.labels?.[STAMPED] === 'true' ? {} : { [STAMPED]: 'true' };
   const annotations = Object.fromEntries(
     Object.entries(stampAnnotations(stamp)).filter(([k, v]) => meta.annotations?.[k] !== v),
   );
-  return [...addToMap([...base, 'labels'], meta.labels, labels), ...addToMap([...base, 'annotations'], meta.annotations, annotations)];
+  return [
+    ...addToMap([...base, 'labels'], meta.labels, labels),
+    ...addToMap([...base, 'annotations'], meta.annotations, annotations),
+  ];
 }
 
 /** The same stamp as a JSON merge patch of the workload (for the controller's writes). */
 export function stampMergePatch(stamp: Stamp): Record<string, unknown> {
-  return { spec: { template: { metadata: { labels: { [STAMPED]: 'true' }, annotations: stampAnnotations(stamp) } } } };
+  return {
+    spec: {
+      template: {
+        metadata: { labels: { [STAMPED]: 'true' }, annotations: stampAnnotations(stamp) },
+      },
+    },
+  };
 }
 
 const STAMP_KEYS = { labels: [STAMPED], annotations: [OWNER_KIND, OWNER_NAME, CONFIG_REVISION] };

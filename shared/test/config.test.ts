@@ -1,0 +1,133 @@
+import {
+  DEFAULT_CONFIG_YAML,
+  configRevision,
+  defaultConfig,
+  formatIssue,
+  mustParseConfig,
+  parseConfig,
+} from '../src';
+
+describe('configuration', () => {
+  it('the shipped default YAML validates and equals the parser defaults', () => {
+    const parsed = parseConfig(DEFAULT_CONFIG_YAML);
+    expect(parsed).toEqual({ ok: true, config: defaultConfig() });
+    expect(parseConfig('')).toEqual({ ok: true, config: defaultConfig() });
+  });
+
+  it('fills defaults for the fields a document leaves out', () => {
+    const config = mustParseConfig(
+      'proxy:\n  image: ghcr.io/outrigger/proxy:2.0.0\nrollout:\n  maxConcurrent: 2\n',
+    );
+    expect(config.proxy.image).toBe('ghcr.io/outrigger/proxy:2.0.0');
+    expect(config.proxy.ports).toEqual({ inbound: 4143, outbound: 4140, admin: 4191 });
+    expect(config.rollout).toMatchObject({ maxConcurrent: 2, mode: 'auto' });
+    expect(config.init.enabled).toBe(true);
+  });
+
+  it('reports every error with its YAML path, line and what is allowed', () => {
+    const text = [
+      'proxy:',
+      '  imagePullPolicy: Sometimes',
+      '  ports:',
+      '    admin: 99999',
+      '  resources:',
+      '    limits:',
+      '      cpu: lots',
+      '  env:',
+      '    - name: A',
+      '      value: 1',
+      '  imagee: typo',
+      'nativeSidecar: maybe',
+      'overrides:',
+      '  allowed: [proxy-cpu-request, everything]',
+      'rollout:',
+      '  mode: yolo',
+      '  maxConcurrent: 0',
+    ].join('\n');
+    const result = parseConfig(text);
+    if (result.ok) throw new Error('expected errors');
+    const lines = result.errors.map(formatIssue);
+    expect(lines).toEqual([
+      '.proxy.imagee (line 11): unknown field; allowed here: name, image, imagePullPolicy, ports, uid, args, env, logLevel, resources, readinessProbe, livenessProbe, startupProbe, securityContext',
+      '.proxy.imagePullPolicy (line 2): must be one of Always, IfNotPresent, Never; got string "Sometimes"',
+      '.proxy.ports.admin (line 4): must be an integer from 1 to 65535; got number 99999',
+      '.proxy.env[0].value (line 10): must be a string (quote numbers and booleans); got number 1',
+      '.proxy.resources.limits.cpu (line 7): must be a Kubernetes quantity such as 100m, 64Mi or 1; got string "lots"',
+      '.nativeSidecar (line 12): must be one of auto, true, false; got string "maybe"',
+      '.overrides.allowed[1] (line 14): must be one of proxy-cpu-request, proxy-cpu-limit, proxy-memory-request, proxy-memory-limit, proxy-log-level, proxy-image, skip-inbound-ports, skip-outbound-ports, native-sidecar, init-container; got string "everything"',
+      '.rollout.mode (line 16): must be one of auto, manual, dry-run; got string "yolo"',
+      '.rollout.maxConcurrent (line 17): must be an integer from 1 to 1000; got number 0',
+    ]);
+  });
+
+  it('rejects YAML that does not parse, with the line', () => {
+    const result = parseConfig('proxy:\n  uid: 1\nrollout:\n  mode: auto\n  mode: manual\n');
+    expect(result).toMatchObject({
+      ok: false,
+      errors: [{ path: '.', line: 5, message: /not valid YAML: Map keys must be unique/ }],
+    });
+  });
+
+  it('rejects a document that is not a mapping, and cross-field conflicts', () => {
+    expect(parseConfig('- a\n- b\n')).toMatchObject({
+      ok: false,
+      errors: [{ path: '.', message: /must be a mapping/ }],
+    });
+    const clash = parseConfig('proxy:\n  name: same\ninit:\n  name: same\n  \n');
+    expect(clash).toMatchObject({
+      ok: false,
+      errors: [{ path: '.init.name', message: /must differ/ }],
+    });
+    const ports = parseConfig('proxy:\n  ports:\n    inbound: 4191\n');
+    expect(ports).toMatchObject({
+      ok: false,
+      errors: [{ path: '.proxy.ports', message: /three different ports/ }],
+    });
+  });
+
+  it('derives the default probes from the admin port, and accepts upper-case image tags', () => {
+    const config = mustParseConfig(
+      'proxy:\n  image: ghcr.io/outrigger/proxy:1.0.0-RC1\n  ports:\n    admin: 9901\n',
+    );
+    expect(config.proxy.readinessProbe).toMatchObject({ httpGet: { path: '/ready', port: 9901 } });
+    expect(config.proxy.livenessProbe).toMatchObject({ httpGet: { path: '/live', port: 9901 } });
+    expect(parseConfig('proxy:\n  image: Not/An/Image\n')).toMatchObject({
+      ok: false,
+      errors: [{ path: '.proxy.image' }],
+    });
+  });
+
+  it('accepts YAML booleans for nativeSidecar', () => {
+    expect(mustParseConfig('nativeSidecar: false').nativeSidecar).toBe('false');
+    expect(mustParseConfig('nativeSidecar: true').nativeSidecar).toBe('true');
+  });
+
+  it('mustParseConfig throws a ConfigError that lists every problem', () => {
+    expect(() =>
+      mustParseConfig('rollout:\n  mode: x\n  maxConcurrent: -1\n', 'cm/outrigger-config'),
+    ).toThrow(
+      /invalid cm\/outrigger-config:\n {2}\.rollout\.mode \(line 2\).*\n {2}\.rollout\.maxConcurrent \(line 3\)/,
+    );
+  });
+});
+
+describe('revision', () => {
+  it('is stable, short, and independent of key order and formatting', () => {
+    const a = mustParseConfig('proxy:\n  logLevel: debug\n  uid: 1000\n');
+    const b = mustParseConfig('proxy: {uid: 1000, logLevel: debug}');
+    expect(configRevision(a)).toBe(configRevision(b));
+    expect(configRevision(a)).toMatch(/^[0-9a-f]{10}$/);
+  });
+
+  it('changes with the injection-relevant part only', () => {
+    const base = configRevision(defaultConfig());
+    expect(configRevision(mustParseConfig('proxy:\n  image: ghcr.io/outrigger/proxy:9'))).not.toBe(
+      base,
+    );
+    expect(configRevision(mustParseConfig('init:\n  enabled: false'))).not.toBe(base);
+    expect(configRevision(mustParseConfig('rollout:\n  maxConcurrent: 1\n  mode: manual'))).toBe(
+      base,
+    );
+    expect(configRevision(mustParseConfig('excludeNamespaces: [legacy]'))).toBe(base);
+  });
+});
