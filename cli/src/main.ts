@@ -50,7 +50,7 @@ function reportError(err: unknown, io: Io): number {
   }
   // Checked by code, not class: node's own errors come from another realm under test runners.
   if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) {
-    io.stderr(`error: ${err.message}\n`);
+    io.stderr(`error: ${(err as Error).message}\n`);
     return 2;
   }
   throw err;
