@@ -1,0 +1,131 @@
+// What the webhook answers, as a function of one request and one immutable state snapshot:
+// no I/O, no clock. The server measures, logs and counts around it.
+
+import {
+  CONFIG_REVISION,
+  injectPod,
+  isRecord,
+  isStampedKind,
+  admissionStampPatch,
+  skipPatch,
+  isNamespaceEnabled,
+  type ConfigSnapshot,
+  type KubeObject,
+  type NamespaceMeta,
+  type PodLike,
+  type SkipReason,
+} from '@outrigger/shared';
+import { allow, type AdmissionRequest, type AdmissionResponse } from './review';
+
+/** Everything admission reads, replaced whole by the watchers, never mutated. */
+export interface AdmissionState {
+  readonly snapshot: ConfigSnapshot;
+  /** Namespace metadata by name; undefined when running standalone, without the API. */
+  readonly namespaces: ReadonlyMap<string, NamespaceMeta> | undefined;
+  readonly nativeSidecarSupported: boolean;
+  readonly systemNamespace: string;
+}
+
+export type Endpoint = 'pods' | 'workloads';
+
+/** The outcome of one admission, for metrics and logs. */
+export type Outcome =
+  | { outcome: 'injected'; reason: 'injected' }
+  | { outcome: 'skipped'; reason: SkipReason }
+  | { outcome: 'stamped'; reason: 'stamped' }
+  | { outcome: 'unchanged'; reason: 'not-handled' | 'stamp-current' | 'namespace-not-enabled' };
+
+export interface Admission {
+  response: AdmissionResponse;
+  result: Outcome;
+  /** The owner as the pod names it, for logs. */
+  owner?: string;
+}
+
+const notHandled = (uid: string): Admission => ({
+  response: allow(uid),
+  result: { outcome: 'unchanged', reason: 'not-handled' },
+});
+
+function namespaceOf(
+  state: AdmissionState,
+  name: string | undefined,
+): NamespaceMeta | 'assume-enabled' {
+  // Standalone, or a namespace the cache has not seen yet: the webhook configuration's
+  // namespaceSelector already let only opted-in namespaces through.
+  if (name === undefined || state.namespaces === undefined) return 'assume-enabled';
+  return state.namespaces.get(name) ?? 'assume-enabled';
+}
+
+export function admitPod(req: AdmissionRequest, state: AdmissionState): Admission {
+  if (
+    req.kind.kind !== 'Pod' ||
+    req.kind.group !== '' ||
+    req.operation !== 'CREATE' ||
+    req.subResource ||
+    !req.object
+  )
+    return notHandled(req.uid);
+  const pod = req.object as PodLike;
+  const result = injectPod({
+    pod,
+    snapshot: state.snapshot,
+    namespaceName: req.namespace ?? pod.metadata?.namespace,
+    namespace: namespaceOf(state, req.namespace),
+    nativeSidecarSupported: state.nativeSidecarSupported,
+    systemNamespace: state.systemNamespace,
+  });
+  const owner = `${result.owner.kind}/${result.owner.name}`;
+  if (result.injected) {
+    return {
+      response: allow(req.uid, result.patch, result.warnings),
+      result: { outcome: 'injected', reason: 'injected' },
+      owner,
+    };
+  }
+  // Every pod the webhook sees leaves with a mark, so the controller can tell a skipped pod
+  // from one that escaped; a pod whose metadata is unusable is left exactly as it came.
+  const mark = isRecord(pod.metadata) ? skipPatch(pod, result.reason) : [];
+  return {
+    response: allow(req.uid, mark, result.warnings),
+    result: { outcome: 'skipped', reason: result.reason },
+    owner,
+  };
+}
+
+function isWorkloadWrite(req: AdmissionRequest): req is AdmissionRequest & { object: KubeObject } {
+  const write = req.operation === 'CREATE' || req.operation === 'UPDATE';
+  return (
+    req.kind.group === 'apps' &&
+    isStampedKind(req.kind.kind) &&
+    write &&
+    !req.subResource &&
+    req.object !== undefined
+  );
+}
+
+export function admitWorkload(req: AdmissionRequest, state: AdmissionState): Admission {
+  if (!isWorkloadWrite(req)) return notHandled(req.uid);
+  const ns = namespaceOf(state, req.namespace);
+  if (ns !== 'assume-enabled' && !isNamespaceEnabled(ns))
+    return {
+      response: allow(req.uid),
+      result: { outcome: 'unchanged', reason: 'namespace-not-enabled' },
+    };
+  const name = req.object.metadata?.name ?? req.name;
+  // Without a name yet (generateName) there is no owner to stamp; the controller stamps it later.
+  if (!name) return notHandled(req.uid);
+  const object = { ...req.object, kind: req.kind.kind, metadata: { ...req.object.metadata, name } };
+  const old = req.operation === 'UPDATE' ? req.oldObject : undefined;
+  const patch = admissionStampPatch(object, old, state.snapshot.revision);
+  if (patch.length === 0)
+    return { response: allow(req.uid), result: { outcome: 'unchanged', reason: 'stamp-current' } };
+  return { response: allow(req.uid, patch), result: { outcome: 'stamped', reason: 'stamped' } };
+}
+
+/** The revision a pod's stamped template asks for, if any. */
+export function requestedRevision(req: AdmissionRequest): string | undefined {
+  const annotations = req.object?.metadata?.annotations;
+  const value = isRecord(annotations) ? annotations[CONFIG_REVISION] : undefined;
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}

@@ -1,0 +1,218 @@
+// Where the injector configuration comes from (a file, a ConfigMap, or the default) and the
+// store that validates each new version: an invalid one is refused with every error logged,
+// and the last good one stays in force.
+
+import { watchFile, unwatchFile } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
+import {
+  CONFIG_MAP_KEY,
+  DEFAULT_CONFIG_YAML,
+  formatIssue,
+  makeSnapshot,
+  parseConfig,
+  type ConfigSnapshot,
+} from '@outrigger/shared';
+import type { ObjectRef } from './flags';
+import { ResilientWatch } from './kube';
+import type { Logger } from './log';
+import type { WebhookMetrics } from './metrics';
+
+export class ConfigStore {
+  private snapshot: ConfigSnapshot | undefined;
+  private readonly seen = new Set<string>();
+  private readonly listeners: ((s: ConfigSnapshot) => void)[] = [];
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly metrics: WebhookMetrics,
+  ) {}
+
+  get current(): ConfigSnapshot | undefined {
+    return this.snapshot;
+  }
+
+  /** Whether this revision was ever in force here. */
+  hasSeen(revision: string): boolean {
+    return this.seen.has(revision);
+  }
+
+  onChange(listener: (s: ConfigSnapshot) => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** Offers a new version of the configuration text; returns whether it was taken. */
+  offer(text: string, source: string): boolean {
+    const result = parseConfig(text);
+    if (!result.ok) {
+      this.metrics.configReloadFailures.inc({ source });
+      this.logger.error('configuration refused; the last good one stays in force', {
+        source,
+        errors: result.errors.map(formatIssue),
+        revision: this.snapshot?.revision ?? null,
+      });
+      return false;
+    }
+    const next = makeSnapshot(result.config);
+    if (next.revision === this.snapshot?.revision) return true;
+    this.snapshot = next;
+    this.seen.add(next.revision);
+    this.metrics.setRevision(next.revision);
+    this.logger.info('configuration in force', { source, revision: next.revision });
+    for (const l of this.listeners) l(next);
+    return true;
+  }
+
+  /** A source failed to produce any text at all (file missing, key missing). */
+  unreadable(source: string, message: string): void {
+    this.metrics.configReloadFailures.inc({ source });
+    this.logger.error('configuration unreadable; the last good one stays in force', {
+      source,
+      error: message,
+    });
+  }
+}
+
+export interface ConfigSource {
+  start(): Promise<void>;
+  /** Reads the configuration again now (a pod asked for a revision never seen here). */
+  refresh(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export class DefaultConfigSource implements ConfigSource {
+  constructor(private readonly store: ConfigStore) {}
+  start(): Promise<void> {
+    this.store.offer(DEFAULT_CONFIG_YAML, 'default');
+    return Promise.resolve();
+  }
+  refresh(): Promise<void> {
+    return Promise.resolve();
+  }
+  stop(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/** A file, polled: ConfigMap volumes change by swapping a symlink, which inotify misses. */
+export class FileConfigSource implements ConfigSource {
+  constructor(
+    private readonly store: ConfigStore,
+    private readonly path: string,
+    private readonly intervalMs = 1000,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.refresh();
+    watchFile(this.path, { interval: this.intervalMs }, () => void this.refresh());
+  }
+
+  async refresh(): Promise<void> {
+    try {
+      this.store.offer(await readFile(this.path, 'utf8'), `file ${this.path}`);
+    } catch (err) {
+      this.store.unreadable(`file ${this.path}`, (err as Error).message);
+    }
+  }
+
+  stop(): Promise<void> {
+    unwatchFile(this.path);
+    return Promise.resolve();
+  }
+}
+
+export class ConfigMapSource implements ConfigSource {
+  private readonly watch: ResilientWatch<V1ConfigMap>;
+  private readonly api: CoreV1Api;
+  private readonly source: string;
+
+  constructor(
+    private readonly store: ConfigStore,
+    kc: KubeConfig,
+    private readonly ref: ObjectRef,
+    deps: { logger: Logger; metrics: WebhookMetrics },
+  ) {
+    this.api = kc.makeApiClient(CoreV1Api);
+    this.source = `configmap ${ref.namespace}/${ref.name}`;
+    this.watch = new ResilientWatch<V1ConfigMap>({
+      kc,
+      path: `/api/v1/namespaces/${ref.namespace}/configmaps`,
+      fieldSelector: `metadata.name=${ref.name}`,
+      list: () =>
+        this.api.listNamespacedConfigMap({
+          namespace: ref.namespace,
+          fieldSelector: `metadata.name=${ref.name}`,
+        }),
+      onChange: (items) => this.take(items[0]),
+      onRestart: () => deps.metrics.watchRestarts.inc({ resource: 'configmaps' }),
+      logger: deps.logger,
+      resource: this.source,
+      resyncMs: 5 * 60_000,
+    });
+  }
+
+  private take(cm: V1ConfigMap | undefined): void {
+    const text = cm?.data?.[CONFIG_MAP_KEY];
+    if (text === undefined) {
+      this.store.unreadable(
+        this.source,
+        cm ? `key ${CONFIG_MAP_KEY} is missing` : 'the ConfigMap does not exist',
+      );
+      return;
+    }
+    this.store.offer(text, this.source);
+  }
+
+  start(): Promise<void> {
+    return this.watch.start();
+  }
+
+  async refresh(): Promise<void> {
+    try {
+      this.take(
+        await this.api.readNamespacedConfigMap({
+          name: this.ref.name,
+          namespace: this.ref.namespace,
+        }),
+      );
+    } catch (err) {
+      this.store.unreadable(this.source, (err as Error).message);
+    }
+  }
+
+  stop(): Promise<void> {
+    return this.watch.stop();
+  }
+}
+
+/**
+ * Re-reads the configuration when a pod asks for a revision never held here (the controller
+ * saw the new configuration first), at most once a second: the one API call allowed on the
+ * admission path, and it keeps a wave from rolling pods onto the old revision.
+ */
+export class RevisionRefresher {
+  private lastMs = -Infinity;
+  private pending: Promise<void> | undefined;
+
+  constructor(
+    private readonly store: ConfigStore,
+    private readonly source: ConfigSource,
+    private readonly metrics: WebhookMetrics,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async ensure(revision: string | undefined): Promise<void> {
+    if (revision === undefined || this.store.hasSeen(revision)) return;
+    if (this.pending) return this.pending;
+    if (this.now() - this.lastMs < 1000) {
+      this.metrics.configRefreshes.inc({ result: 'rate-limited' });
+      return;
+    }
+    this.lastMs = this.now();
+    this.pending = this.source.refresh().finally(() => (this.pending = undefined));
+    await this.pending;
+    this.metrics.configRefreshes.inc({
+      result: this.store.hasSeen(revision) ? 'found' : 'not-found',
+    });
+  }
+}

@@ -1,0 +1,216 @@
+// outrigger-webhook: wires flags, configuration, certificate and namespace watches, and the two
+// servers; handles SIGTERM by failing readiness, finishing what is in flight, then exiting.
+
+import type { Server as HttpServer } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
+import { CoreV1Api, VersionApi, type KubeConfig, type V1Namespace } from '@kubernetes/client-node';
+import type { NamespaceMeta } from '@outrigger/shared';
+import type { AdmissionState } from './admit';
+import {
+  ConfigMapSource,
+  ConfigStore,
+  DefaultConfigSource,
+  FileConfigSource,
+  RevisionRefresher,
+  type ConfigSource,
+} from './config-source';
+import { FlagError, USAGE, parseFlags, type WebhookFlags } from './flags';
+import { ResilientWatch, loadKubeConfig } from './kube';
+import { createLogger, type Logger } from './log';
+import { WebhookMetrics } from './metrics';
+import { boundPort, createAdmissionHandler, startHttps, startMetricsServer } from './server';
+import { FileTlsSource, SecretTlsSource, TlsStore, type TlsSource } from './tls';
+
+export interface Webhook {
+  httpsPort: number;
+  metricsPort: number;
+  ready: () => boolean;
+  /** Fails readiness, waits the shutdown delay, lets in-flight requests finish, stops everything. */
+  shutdown: () => Promise<void>;
+}
+
+export interface WebhookDeps {
+  logger: Logger;
+  metrics: WebhookMetrics;
+}
+
+/** Whether the API server runs native sidecars (Kubernetes 1.29 and newer). */
+async function clusterSupportsNativeSidecars(kc: KubeConfig): Promise<boolean> {
+  const info = await kc.makeApiClient(VersionApi).getCode();
+  const major = Number(info.major);
+  const minor = Number.parseInt(info.minor, 10);
+  return major > 1 || (major === 1 && minor >= 29);
+}
+
+function namespaceMeta(ns: V1Namespace): NamespaceMeta {
+  return {
+    name: ns.metadata?.name ?? '',
+    labels: ns.metadata?.labels ?? {},
+    annotations: ns.metadata?.annotations ?? {},
+  };
+}
+
+function apiNeeded(f: WebhookFlags): boolean {
+  return Boolean(f.kubeconfig || f.configMap || f.tlsSecret || process.env.KUBERNETES_SERVICE_HOST);
+}
+
+function configSource(
+  f: WebhookFlags,
+  store: ConfigStore,
+  kc: KubeConfig | undefined,
+  deps: WebhookDeps,
+): ConfigSource {
+  if (f.configFile) return new FileConfigSource(store, f.configFile);
+  if (f.configMap && kc) return new ConfigMapSource(store, kc, f.configMap, deps);
+  return new DefaultConfigSource(store);
+}
+
+function tlsSource(
+  f: WebhookFlags,
+  store: TlsStore,
+  kc: KubeConfig | undefined,
+  deps: WebhookDeps,
+): TlsSource {
+  if (f.tlsSecret && kc) return new SecretTlsSource(store, kc, f.tlsSecret, deps);
+  return new FileTlsSource(
+    store,
+    { certFile: f.tlsCertFile ?? '', keyFile: f.tlsKeyFile ?? '' },
+    deps.logger,
+  );
+}
+
+export async function startWebhook(flags: WebhookFlags, deps: WebhookDeps): Promise<Webhook> {
+  const { logger, metrics } = deps;
+  const kc = apiNeeded(flags) ? loadKubeConfig(flags.kubeconfig) : undefined;
+  const native =
+    flags.nativeSidecars === 'auto'
+      ? kc
+        ? await clusterSupportsNativeSidecars(kc)
+        : true
+      : flags.nativeSidecars === 'supported';
+
+  let namespaces: ReadonlyMap<string, NamespaceMeta> | undefined = kc ? undefined : new Map();
+  let state: AdmissionState | undefined;
+  const configStore = new ConfigStore(logger, metrics);
+  const rebuild = (): void => {
+    const snapshot = configStore.current;
+    // Standalone (no API) means every namespace that reaches us counts as opted in.
+    const nsView = kc ? namespaces : undefined;
+    state =
+      snapshot && (!kc || namespaces)
+        ? {
+            snapshot,
+            namespaces: nsView,
+            nativeSidecarSupported: native,
+            systemNamespace: flags.systemNamespace,
+          }
+        : undefined;
+  };
+  configStore.onChange(rebuild);
+
+  const config = configSource(flags, configStore, kc, deps);
+  const tlsStore = new TlsStore(logger, metrics);
+  const tls = tlsSource(flags, tlsStore, kc, deps);
+  const nsWatch = kc
+    ? new ResilientWatch<V1Namespace>({
+        kc,
+        path: '/api/v1/namespaces',
+        list: () => kc.makeApiClient(CoreV1Api).listNamespace(),
+        onChange: (items) => {
+          namespaces = new Map(items.map((ns) => [ns.metadata?.name ?? '', namespaceMeta(ns)]));
+          rebuild();
+        },
+        onRestart: () => metrics.watchRestarts.inc({ resource: 'namespaces' }),
+        logger,
+        resource: 'namespaces',
+        resyncMs: 10 * 60_000,
+      })
+    : undefined;
+
+  await Promise.all([config.start(), tls.start(), nsWatch?.start()]);
+  const pair = tlsStore.current;
+  if (!pair)
+    throw new FlagError(
+      'no usable serving certificate: check the files or the Secret named by the flags',
+    );
+
+  const refresher = new RevisionRefresher(configStore, config, metrics);
+  const handler = createAdmissionHandler({
+    state: () => state,
+    ensureRevision: (r) => refresher.ensure(r),
+    metrics,
+    logger,
+    onError: flags.onError,
+    maxBodyBytes: flags.maxBodyBytes,
+  });
+  const https = await startHttps(handler, pair, flags.listen);
+  tlsStore.onChange((p) =>
+    https.setSecureContext({ cert: p.cert, key: p.key, minVersion: 'TLSv1.2' }),
+  );
+
+  let shuttingDown = false;
+  const ready = (): boolean => !shuttingDown && state !== undefined;
+  const http = await startMetricsServer(metrics, { live: () => true, ready }, flags.metricsListen);
+  logger.info('outrigger-webhook serving', {
+    https: boundPort(https),
+    metrics: boundPort(http),
+    standalone: !kc,
+    nativeSidecars: native,
+    revision: configStore.current?.revision ?? null,
+  });
+
+  const shutdown = async (): Promise<void> => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    logger.info('shutting down: readiness off, finishing requests in flight', {
+      delaySeconds: flags.shutdownDelaySeconds,
+    });
+    await new Promise((r) => setTimeout(r, flags.shutdownDelaySeconds * 1000));
+    await drain(https);
+    await Promise.all([config.stop(), tls.stop(), nsWatch?.stop()]);
+    await new Promise((r) => http.close(r));
+    logger.info('stopped');
+  };
+  return { httpsPort: boundPort(https), metricsPort: boundPort(http), ready, shutdown };
+}
+
+/** Stops accepting, closes idle keep-alive connections as they become idle, waits for the rest. */
+async function drain(server: HttpsServer | HttpServer, deadlineMs = 25_000): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  const sweep = setInterval(() => server.closeIdleConnections(), 50);
+  const deadline = setTimeout(() => server.closeAllConnections(), deadlineMs);
+  await closed;
+  clearInterval(sweep);
+  clearTimeout(deadline);
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let flags: WebhookFlags;
+  try {
+    flags = parseFlags(argv, process.env);
+  } catch (err) {
+    if (!(err instanceof FlagError)) throw err;
+    process.stderr.write(
+      `outrigger-webhook: ${err.message}\n${err.message.includes('Usage') ? '' : `\n${USAGE}\n`}`,
+    );
+    return 2;
+  }
+  const logger = createLogger(flags.logLevel);
+  const metrics = new WebhookMetrics(undefined, true);
+  let webhook: Webhook;
+  try {
+    webhook = await startWebhook(flags, { logger, metrics });
+  } catch (err) {
+    logger.error('outrigger-webhook could not start', { error: (err as Error).message });
+    return 1;
+  }
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      logger.info('signal received', { signal });
+      void webhook.shutdown().then(resolve);
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+  return 0;
+}

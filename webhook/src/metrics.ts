@@ -1,0 +1,82 @@
+// The webhook's Prometheus metrics, on a registry passed in (tests get their own).
+
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export class WebhookMetrics {
+  readonly admissions: Counter<'endpoint' | 'outcome' | 'reason'>;
+  readonly duration: Histogram<'endpoint' | 'outcome'>;
+  readonly inFlight: Gauge<'endpoint'>;
+  readonly certificateExpiry: Gauge;
+  readonly configRevision: Gauge<'revision'>;
+  readonly configReloadFailures: Counter<'source'>;
+  readonly configRefreshes: Counter<'result'>;
+  readonly watchRestarts: Counter<'resource'>;
+  readonly internalErrors: Counter<'endpoint'>;
+
+  constructor(
+    readonly registry: Registry = new Registry(),
+    defaults = false,
+  ) {
+    if (defaults) collectDefaultMetrics({ register: registry, prefix: 'outrigger_webhook_' });
+    const registers = [registry];
+    this.admissions = new Counter({
+      name: 'outrigger_webhook_admissions_total',
+      help: 'Admission requests answered, by endpoint, outcome (injected, skipped, stamped, unchanged, invalid, error) and reason.',
+      labelNames: ['endpoint', 'outcome', 'reason'],
+      registers,
+    });
+    this.duration = new Histogram({
+      name: 'outrigger_webhook_admission_duration_seconds',
+      help: 'Time from the request body being read to the response being written.',
+      labelNames: ['endpoint', 'outcome'],
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers,
+    });
+    this.inFlight = new Gauge({
+      name: 'outrigger_webhook_requests_in_flight',
+      help: 'Admission requests being answered.',
+      labelNames: ['endpoint'],
+      registers,
+    });
+    this.certificateExpiry = new Gauge({
+      name: 'outrigger_webhook_certificate_expiry_timestamp_seconds',
+      help: 'When the serving certificate expires (Unix time).',
+      registers,
+    });
+    this.configRevision = new Gauge({
+      name: 'outrigger_webhook_config_revision',
+      help: 'The configuration revision in force (1 for the current revision label).',
+      labelNames: ['revision'],
+      registers,
+    });
+    this.configReloadFailures = new Counter({
+      name: 'outrigger_webhook_config_reload_failures_total',
+      help: 'Configuration versions refused as invalid or unreadable; the last good one stays in force.',
+      labelNames: ['source'],
+      registers,
+    });
+    this.configRefreshes = new Counter({
+      name: 'outrigger_webhook_config_refreshes_total',
+      help: 'Configuration re-reads triggered by a pod asking for a revision the webhook had not seen.',
+      labelNames: ['result'],
+      registers,
+    });
+    this.watchRestarts = new Counter({
+      name: 'outrigger_webhook_watch_restarts_total',
+      help: 'Watches restarted after an error or a silence.',
+      labelNames: ['resource'],
+      registers,
+    });
+    this.internalErrors = new Counter({
+      name: 'outrigger_webhook_internal_errors_total',
+      help: 'Requests that failed inside the webhook and were answered according to --on-error.',
+      labelNames: ['endpoint'],
+      registers,
+    });
+  }
+
+  setRevision(revision: string): void {
+    this.configRevision.reset();
+    this.configRevision.set({ revision }, 1);
+  }
+}

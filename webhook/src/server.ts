@@ -1,0 +1,236 @@
+// The HTTPS admission server and the plain-HTTP metrics server. The handler reads the body
+// under a limit, answers 400 for malformed reviews, dispatches to admit.ts, and turns any
+// internal failure into the answer --on-error asks for.
+
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server as HttpServer,
+  type ServerResponse,
+} from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import {
+  admitPod,
+  admitWorkload,
+  requestedRevision,
+  type Admission,
+  type AdmissionState,
+  type Endpoint,
+} from './admit';
+import type { Address } from './flags';
+import type { Logger } from './log';
+import type { WebhookMetrics } from './metrics';
+import { BadReviewError, allow, deny, parseReview, wrap, type AdmissionRequest } from './review';
+import type { KeyPair } from './tls';
+
+export interface HandlerDeps {
+  /** The state in force; undefined until configuration (and namespaces, with an API) are loaded. */
+  state: () => AdmissionState | undefined;
+  ensureRevision: (revision: string | undefined) => Promise<void>;
+  metrics: WebhookMetrics;
+  logger: Logger;
+  onError: 'allow' | 'deny';
+  maxBodyBytes: number;
+}
+
+const ROUTES: Record<string, Endpoint> = {
+  '/mutate/pods': 'pods',
+  '/mutate/workloads': 'workloads',
+};
+
+class BodyTooLargeError extends Error {}
+
+function readBody(req: IncomingMessage, limit: number): Promise<string> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > limit) return Promise.reject(new BodyTooLargeError());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        reject(new BodyTooLargeError());
+        req.removeAllListeners('data');
+        req.resume();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function send(res: ServerResponse, status: number, body: string, type = 'application/json'): void {
+  res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+export function createAdmissionHandler(
+  deps: HandlerDeps,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const endpoint = ROUTES[(req.url ?? '').split('?')[0] ?? ''];
+    if (!endpoint)
+      return send(res, 404, 'not found: POST to /mutate/pods or /mutate/workloads\n', 'text/plain');
+    if (req.method !== 'POST')
+      return send(res, 405, 'method not allowed: POST an AdmissionReview\n', 'text/plain');
+    deps.metrics.inFlight.inc({ endpoint });
+    void serve(endpoint, req, res, deps).finally(() => deps.metrics.inFlight.dec({ endpoint }));
+  };
+}
+
+async function serve(
+  endpoint: Endpoint,
+  req: IncomingMessage,
+  res: ServerResponse,
+  deps: HandlerDeps,
+): Promise<void> {
+  let body: string;
+  try {
+    body = await readBody(req, deps.maxBodyBytes);
+  } catch (err) {
+    const tooLarge = err instanceof BodyTooLargeError;
+    deps.metrics.admissions.inc({
+      endpoint,
+      outcome: 'invalid',
+      reason: tooLarge ? 'body-too-large' : 'read-error',
+    });
+    if (tooLarge)
+      send(res, 413, `request body over the limit of ${deps.maxBodyBytes} bytes\n`, 'text/plain');
+    else req.destroy();
+    return;
+  }
+  const start = performance.now();
+  let request: AdmissionRequest;
+  try {
+    request = parseReview(body);
+  } catch (err) {
+    if (!(err instanceof BadReviewError)) throw err;
+    deps.metrics.admissions.inc({ endpoint, outcome: 'invalid', reason: 'malformed' });
+    deps.logger.warn('malformed admission review', { endpoint, error: err.message });
+    return send(res, 400, `malformed AdmissionReview: ${err.message}\n`, 'text/plain');
+  }
+  const admission = await answer(endpoint, request, deps);
+  send(res, 200, JSON.stringify(wrap(admission.response)));
+  const { outcome, reason } = admission.result;
+  deps.metrics.admissions.inc({ endpoint, outcome, reason });
+  deps.metrics.duration.observe({ endpoint, outcome }, (performance.now() - start) / 1000);
+  deps.logger.debug('admission', {
+    uid: request.uid,
+    endpoint,
+    outcome,
+    reason,
+    namespace: request.namespace,
+    owner: admission.owner,
+    dryRun: request.dryRun,
+  });
+}
+
+async function answer(
+  endpoint: Endpoint,
+  request: AdmissionRequest,
+  deps: HandlerDeps,
+): Promise<Admission> {
+  try {
+    if (endpoint === 'pods') await deps.ensureRevision(requestedRevision(request));
+    const state = deps.state();
+    if (!state) throw new Error('the webhook has no valid configuration yet');
+    return endpoint === 'pods' ? admitPod(request, state) : admitWorkload(request, state);
+  } catch (err) {
+    const message = `outrigger webhook failed: ${(err as Error).message}`;
+    deps.metrics.internalErrors.inc({ endpoint });
+    deps.logger.error('admission failed', {
+      uid: request.uid,
+      endpoint,
+      error: message,
+      stack: (err as Error).stack,
+      onError: deps.onError,
+    });
+    if (deps.onError === 'deny')
+      return {
+        response: deny(request.uid, 500, message),
+        result: { outcome: 'unchanged', reason: 'not-handled' },
+      };
+    // Admitted unchanged: the controller heals pods that escaped injection.
+    return {
+      response: allow(request.uid, [], [`${message}; admitted without the sidecar`]),
+      result: { outcome: 'unchanged', reason: 'not-handled' },
+    };
+  }
+}
+
+/** Timeouts tuned for the API server, which keeps connections to webhooks alive and reuses them. */
+export const SERVER_TIMEOUTS = {
+  headersTimeout: 10_000,
+  requestTimeout: 30_000,
+  // Longer than the client's idle timeout (90 s in Go's transport), so the server never
+  // closes a connection the API server is about to reuse.
+  keepAliveTimeout: 120_000,
+};
+
+export function startHttps(
+  handler: ReturnType<typeof createAdmissionHandler>,
+  pair: KeyPair,
+  address: Address,
+): Promise<HttpsServer> {
+  const server = createHttpsServer(
+    { cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2', ...SERVER_TIMEOUTS },
+    handler,
+  );
+  return listen(server, address);
+}
+
+export interface Probes {
+  live: () => boolean;
+  ready: () => boolean;
+}
+
+export function startMetricsServer(
+  metrics: WebhookMetrics,
+  probes: Probes,
+  address: Address,
+): Promise<HttpServer> {
+  const server = createHttpServer((req, res) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (path === '/metrics') {
+      metrics.registry.metrics().then(
+        (text) => send(res, 200, text, metrics.registry.contentType),
+        (err: unknown) => send(res, 500, `${(err as Error).message}\n`, 'text/plain'),
+      );
+      return;
+    }
+    if (path === '/healthz')
+      return send(
+        res,
+        probes.live() ? 200 : 500,
+        probes.live() ? 'ok\n' : 'unhealthy\n',
+        'text/plain',
+      );
+    if (path === '/readyz')
+      return send(
+        res,
+        probes.ready() ? 200 : 503,
+        probes.ready() ? 'ready\n' : 'not ready\n',
+        'text/plain',
+      );
+    send(res, 404, 'not found: /metrics, /healthz, /readyz\n', 'text/plain');
+  });
+  return listen(server, address);
+}
+
+function listen<S extends HttpServer | HttpsServer>(server: S, address: Address): Promise<S> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(address.port, address.host || undefined, () => {
+      server.off('error', reject);
+      resolve(server);
+    });
+  });
+}
+
+export function boundPort(server: HttpServer | HttpsServer): number {
+  return (server.address() as AddressInfo).port;
+}

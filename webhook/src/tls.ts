@@ -1,0 +1,152 @@
+// The serving certificate, from files or a Secret, swapped into the running server with
+// setSecureContext: new connections get the new certificate, open ones finish undisturbed.
+
+import { X509Certificate } from 'node:crypto';
+import { createSecureContext } from 'node:tls';
+import { unwatchFile, watchFile } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import type { ObjectRef } from './flags';
+import { ResilientWatch } from './kube';
+import type { Logger } from './log';
+import type { WebhookMetrics } from './metrics';
+
+export interface KeyPair {
+  cert: string;
+  key: string;
+}
+
+/** Checks that the pair is usable and returns the certificate's expiry, or throws why not. */
+export function checkKeyPair(pair: KeyPair): Date {
+  createSecureContext({ cert: pair.cert, key: pair.key });
+  return new Date(new X509Certificate(pair.cert).validTo);
+}
+
+export class TlsStore {
+  private pair: KeyPair | undefined;
+  private readonly listeners: ((p: KeyPair) => void)[] = [];
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly metrics: WebhookMetrics,
+  ) {}
+
+  get current(): KeyPair | undefined {
+    return this.pair;
+  }
+
+  onChange(listener: (p: KeyPair) => void): void {
+    this.listeners.push(listener);
+  }
+
+  offer(pair: KeyPair, source: string): void {
+    if (this.pair && this.pair.cert === pair.cert && this.pair.key === pair.key) return;
+    let expiry: Date;
+    try {
+      expiry = checkKeyPair(pair);
+    } catch (err) {
+      this.logger.error('serving certificate refused; the current one stays in use', {
+        source,
+        error: (err as Error).message,
+      });
+      return;
+    }
+    this.pair = pair;
+    this.metrics.certificateExpiry.set(expiry.getTime() / 1000);
+    this.logger.info('serving certificate loaded', { source, notAfter: expiry.toISOString() });
+    for (const l of this.listeners) l(pair);
+  }
+}
+
+export interface TlsSource {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export class FileTlsSource implements TlsSource {
+  private readonly certFile: string;
+  private readonly keyFile: string;
+  private readonly intervalMs: number;
+
+  constructor(
+    private readonly store: TlsStore,
+    files: { certFile: string; keyFile: string; intervalMs?: number },
+    private readonly logger: Logger,
+  ) {
+    this.certFile = files.certFile;
+    this.keyFile = files.keyFile;
+    this.intervalMs = files.intervalMs ?? 1000;
+  }
+
+  private async load(): Promise<void> {
+    try {
+      const [cert, key] = await Promise.all([
+        readFile(this.certFile, 'utf8'),
+        readFile(this.keyFile, 'utf8'),
+      ]);
+      this.store.offer({ cert, key }, `files ${this.certFile}, ${this.keyFile}`);
+    } catch (err) {
+      this.logger.error('serving certificate unreadable', { error: (err as Error).message });
+    }
+  }
+
+  async start(): Promise<void> {
+    await this.load();
+    // Both files change when a certificate is renewed; reloading on either picks up the pair
+    // once both are written (a half-written pair is refused and retried on the next change).
+    for (const f of [this.certFile, this.keyFile])
+      watchFile(f, { interval: this.intervalMs }, () => void this.load());
+  }
+
+  stop(): Promise<void> {
+    unwatchFile(this.certFile);
+    unwatchFile(this.keyFile);
+    return Promise.resolve();
+  }
+}
+
+export class SecretTlsSource implements TlsSource {
+  private readonly watch: ResilientWatch<V1Secret>;
+
+  constructor(
+    store: TlsStore,
+    kc: KubeConfig,
+    ref: ObjectRef,
+    deps: { logger: Logger; metrics: WebhookMetrics },
+  ) {
+    const api = kc.makeApiClient(CoreV1Api);
+    const source = `secret ${ref.namespace}/${ref.name}`;
+    const decode = (v: string | undefined): string =>
+      Buffer.from(v ?? '', 'base64').toString('utf8');
+    this.watch = new ResilientWatch<V1Secret>({
+      kc,
+      path: `/api/v1/namespaces/${ref.namespace}/secrets`,
+      fieldSelector: `metadata.name=${ref.name}`,
+      list: () =>
+        api.listNamespacedSecret({
+          namespace: ref.namespace,
+          fieldSelector: `metadata.name=${ref.name}`,
+        }),
+      onChange: (items) => {
+        const data = items[0]?.data;
+        if (!data?.['tls.crt'] || !data['tls.key']) {
+          deps.logger.warn('serving certificate not in the Secret yet', { source });
+          return;
+        }
+        store.offer({ cert: decode(data['tls.crt']), key: decode(data['tls.key']) }, source);
+      },
+      onRestart: () => deps.metrics.watchRestarts.inc({ resource: 'secrets' }),
+      logger: deps.logger,
+      resource: source,
+      resyncMs: 5 * 60_000,
+    });
+  }
+
+  start(): Promise<void> {
+    return this.watch.start();
+  }
+
+  stop(): Promise<void> {
+    return this.watch.stop();
+  }
+}
