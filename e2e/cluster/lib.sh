@@ -54,6 +54,19 @@ alive() { # pid: running (a zombie is not: PID 1 may never reap our orphans)
   [[ "${stat:0:1}" != "Z" ]]
 }
 
+# A live process started by this tooling: one of our cached binaries, run with
+# paths under the state directory. Guards against pid files that outlived a
+# reboot and now name someone else's process.
+ours() { # pid
+  alive "${1:-}" || return 1
+  local cmd
+  cmd="$(tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline")" || return 1
+  case "${cmd}" in
+    "${BIN_DIR}/"*"${STATE_DIR}/"*) return 0 ;;
+    *) return 1 ;;
+  esac
+}
+
 # Processes running one of our cached binaries with arguments under the state
 # directory: finds leftovers (e.g. after a lost pid file) without matching
 # anything by a broad name.
@@ -77,7 +90,7 @@ stop_all() {
   for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do
     name="${COMPONENTS[i]}"
     pid="$(pid_of "${name}" || true)"
-    if alive "${pid}"; then
+    if ours "${pid}"; then
       log "stopping ${name} (pid ${pid})"
       kill -TERM -- "-${pid}" 2>/dev/null || kill -TERM "${pid}" 2>/dev/null || true
       pids+=("${pid}")

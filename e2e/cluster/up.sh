@@ -48,7 +48,7 @@ kc() { "${KUBECTL}" --kubeconfig="${ADMIN_KUBECONFIG}" "$@"; }
 # ------------------------------------------------------------- already up?
 if [[ -d "${STATE_DIR}" ]]; then
   all_alive=1
-  for c in "${COMPONENTS[@]}"; do alive "$(pid_of "${c}" || true)" || all_alive=0; done
+  for c in "${COMPONENTS[@]}"; do ours "$(pid_of "${c}" || true)" || all_alive=0; done
   if ((all_alive)) && [[ -s "${ADMIN_KUBECONFIG}" ]] && admin_curl /readyz >/dev/null 2>&1; then
     log "cluster is already up (state ${STATE_DIR}); nothing to do"
     printf '%s\n' "${ADMIN_KUBECONFIG}"
