@@ -6,9 +6,13 @@ CLUSTER_HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "${CLUSTER_HERE}/versions.env"
 
 OUTRIGGER_CACHE="${OUTRIGGER_CACHE:-${HOME}/.cache/outrigger}"
+STATE_DIR="${OUTRIGGER_CLUSTER_DIR:-${OUTRIGGER_CACHE}/cluster}"
+# absolute paths: they are printed, put in kubeconfigs and matched in /proc
+[[ "${OUTRIGGER_CACHE}" == /* ]] || OUTRIGGER_CACHE="${PWD}/${OUTRIGGER_CACHE}"
+[[ "${STATE_DIR}" == /* ]] || STATE_DIR="${PWD}/${STATE_DIR}"
+STATE_DIR="${STATE_DIR%/}"
 BIN_DIR="${OUTRIGGER_CACHE}/bin"
 SHARE_DIR="${OUTRIGGER_CACHE}/share"
-STATE_DIR="${OUTRIGGER_CLUSTER_DIR:-${OUTRIGGER_CACHE}/cluster}"
 PKI_DIR="${STATE_DIR}/pki"
 RUN_DIR="${STATE_DIR}/run"
 LOG_DIR="${STATE_DIR}/logs"
@@ -83,12 +87,14 @@ state_pids() {
   done
 }
 
-# Stop every component: SIGTERM to each process group (each component runs in
-# its own session, pgid == pid), wait up to 10 s, then SIGKILL what is left.
-stop_all() {
-  local i name pid pids=()
-  for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do
-    name="${COMPONENTS[i]}"
+# Stop every component, in tiers so that nothing waits on a dependency that is
+# already gone: the API server's clients first (its graceful shutdown waits for
+# their connections), then the API server, then etcd. Each tier: SIGTERM to each
+# process group (each component runs in its own session, pgid == pid), wait up
+# to 10 s, SIGKILL what is left.
+stop_tier() { # component...
+  local name pid pids=()
+  for name in "$@"; do
     pid="$(pid_of "${name}" || true)"
     if ours "${pid}"; then
       log "stopping ${name} (pid ${pid})"
@@ -101,14 +107,20 @@ stop_all() {
     left=0
     for pid in "${pids[@]}"; do alive "${pid}" && left=1; done
     ((left == 0)) && break
-    sleep 0.2
+    sleep 0.1
   done
   for pid in "${pids[@]}"; do
     if alive "${pid}"; then
-      log "pid ${pid} still running after 10 s: SIGKILL"
+      log "pid ${pid} still running 10 s after SIGTERM: SIGKILL"
       kill -KILL -- "-${pid}" 2>/dev/null || kill -KILL "${pid}" 2>/dev/null || true
     fi
   done
+}
+
+stop_all() {
+  stop_tier kwok kube-scheduler kube-controller-manager
+  stop_tier kube-apiserver
+  stop_tier etcd
   # Leftovers that lost their pid file (e.g. an interrupted up.sh).
   local stray
   stray="$(state_pids)"
@@ -117,7 +129,7 @@ stop_all() {
     # shellcheck disable=SC2086
     kill -KILL ${stray} 2>/dev/null || true
   fi
-  deadline=$((SECONDS + 5))
+  local deadline=$((SECONDS + 5))
   while [[ -n "$(state_pids)" ]] && ((SECONDS < deadline)); do sleep 0.2; done
   rm -f "${RUN_DIR}"/*.pid 2>/dev/null || true
 }

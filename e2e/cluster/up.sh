@@ -231,6 +231,7 @@ start kube-apiserver "$(bin kube-apiserver)" \
   --requestheader-group-headers=X-Remote-Group \
   --requestheader-username-headers=X-Remote-User \
   --cert-dir="${PKI_DIR}/apiserver-certs" \
+  --shutdown-watch-termination-grace-period=2s \
   --profiling=false \
   ${OUTRIGGER_ADVERTISE_ADDRESS:+"--advertise-address=${OUTRIGGER_ADVERTISE_ADDRESS}"}
 wait_for "kube-apiserver /readyz" etcd kube-apiserver -- admin_curl /readyz
