@@ -7,6 +7,8 @@ set -euo pipefail
 # shellcheck source=lib.sh
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
 
+lock_cluster
+
 if [[ ! -e "${STATE_DIR}" ]] && [[ -z "$(state_pids)" ]]; then
   log "no cluster state at ${STATE_DIR}; nothing to stop"
   exit 0

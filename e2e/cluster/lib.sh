@@ -133,3 +133,15 @@ stop_all() {
   while [[ -n "$(state_pids)" ]] && ((SECONDS < deadline)); do sleep 0.2; done
   rm -f "${RUN_DIR}"/*.pid 2>/dev/null || true
 }
+
+# Serialize up.sh/down.sh runs on one cache (e.g. two test runners starting the
+# cluster at once). The lock is on the cache directory itself, so it leaves no
+# file behind; fd 9 must not leak into the components (see up.sh start()).
+lock_cluster() {
+  mkdir -p "${OUTRIGGER_CACHE}"
+  exec 9<"${OUTRIGGER_CACHE}"
+  if ! flock -n 9; then
+    log "another up.sh/down.sh is running on ${OUTRIGGER_CACHE}; waiting for it"
+    flock -w 180 9 || die "gave up waiting for the lock on ${OUTRIGGER_CACHE}"
+  fi
+}

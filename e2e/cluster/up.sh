@@ -16,15 +16,17 @@ set -euo pipefail
 # shellcheck source=lib.sh
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
 
-TIMEOUT="${OUTRIGGER_UP_TIMEOUT:-60}"
-START=${SECONDS}
-DEADLINE=$((START + TIMEOUT))
-
 need() { command -v "$1" >/dev/null 2>&1 || die "$1 is required but not found on PATH${2:+ ($2)}"; }
 need openssl
 need curl
 need setsid "util-linux"
+need flock "util-linux"
 need "${KUBECTL}" "set KUBECTL=/path/to/kubectl"
+lock_cluster
+
+TIMEOUT="${OUTRIGGER_UP_TIMEOUT:-60}"
+START=${SECONDS}
+DEADLINE=$((START + TIMEOUT))
 
 bin() { # component -> cached binary path (must exist)
   local version
@@ -165,7 +167,7 @@ start() { # name args...
   # written by the process itself right before it execs the component.
   # shellcheck disable=SC2016  # $$ and $@ are for the inner bash
   env -u HTTP_PROXY -u HTTPS_PROXY -u http_proxy -u https_proxy \
-    setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "${pidf}" "$@" >>"${logf}" 2>&1 </dev/null &
+    setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "${pidf}" "$@" >>"${logf}" 2>&1 </dev/null 9<&- &
   local i
   for ((i = 0; i < 50; i++)); do [[ -s "${pidf}" ]] && break; sleep 0.02; done
   log "started ${name} (pid $(cat "${pidf}" 2>/dev/null || echo '?'), log ${logf})"
