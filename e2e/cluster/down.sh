@@ -19,11 +19,5 @@ stop_all
 left="$(state_pids)"
 [[ -z "${left}" ]] || die "processes still running after SIGKILL: ${left//$'\n'/ }"
 
-# Safety: only ever delete a directory that looks like ours.
-if [[ -e "${STATE_DIR}" ]]; then
-  case "${STATE_DIR}" in
-    "" | "/" | "${HOME}" | "${HOME}/") die "refusing to remove ${STATE_DIR}" ;;
-  esac
-  rm -rf -- "${STATE_DIR}"
-fi
+remove_state
 log "cluster stopped; state ${STATE_DIR} removed"

@@ -145,3 +145,18 @@ lock_cluster() {
     flock -w 180 9 || die "gave up waiting for the lock on ${OUTRIGGER_CACHE}"
   fi
 }
+
+# Remove the state directory, but only if it is ours (it carries the marker
+# up.sh writes first) or empty: a mistyped OUTRIGGER_CLUSTER_DIR must not cost
+# anyone their files.
+STATE_MARKER=".outrigger-cluster"
+remove_state() {
+  [[ -e "${STATE_DIR}" ]] || return 0
+  case "${STATE_DIR}" in
+    "" | "/" | "${HOME%/}") die "refusing to remove ${STATE_DIR:-<empty>}" ;;
+  esac
+  if [[ ! -e "${STATE_DIR}/${STATE_MARKER}" ]] && [[ -n "$(ls -A "${STATE_DIR}" 2>/dev/null)" ]]; then
+    die "${STATE_DIR} is not empty and has no ${STATE_MARKER} marker: not removing it"
+  fi
+  rm -rf -- "${STATE_DIR}"
+}

@@ -58,7 +58,7 @@ if [[ -d "${STATE_DIR}" ]]; then
   fi
   log "found stale or partial cluster state in ${STATE_DIR}: cleaning it up first"
   stop_all
-  rm -rf "${STATE_DIR}"
+  remove_state
 fi
 
 for b in "${COMPONENTS[@]}"; do bin "${b}" >/dev/null; done
@@ -71,6 +71,8 @@ for p in "${ETCD_PORT}" "${ETCD_PEER_PORT}" "${APISERVER_PORT}" "${KCM_PORT}" "$
   fi
 done
 
+mkdir -p "${STATE_DIR}"
+printf 'outrigger local cluster state, removed by e2e/cluster/down.sh\n' >"${STATE_DIR}/${STATE_MARKER}"
 mkdir -p "${PKI_DIR}" "${RUN_DIR}" "${LOG_DIR}" "${STATE_DIR}/etcd"
 chmod 700 "${STATE_DIR}" "${PKI_DIR}" "${STATE_DIR}/etcd"
 
