@@ -3,7 +3,14 @@
 const path = require('node:path');
 
 // ESM-only packages that jest must transform to load them from CommonJS tests.
-const esmPackages = ['@kubernetes/client-node', 'openid-client', 'oauth4webapi', 'jose'];
+const esmPackages = [
+  '@kubernetes/client-node',
+  'openid-client',
+  'oauth4webapi',
+  'jose',
+  'socks-proxy-agent',
+  'agent-base',
+];
 
 /** @param {string} dir the workspace folder */
 module.exports = function preset(dir) {

@@ -2,8 +2,6 @@
 // store that validates each new version: an invalid one is refused with every error logged,
 // and the last good one stays in force.
 
-import { watchFile, unwatchFile } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import {
   CONFIG_MAP_KEY,
@@ -15,6 +13,7 @@ import {
 } from '@outrigger/shared';
 import type { ObjectRef } from './flags';
 import { ResilientWatch } from './kube';
+import { FilePoller } from './poll';
 import type { Logger } from './log';
 import type { WebhookMetrics } from './metrics';
 
@@ -94,29 +93,30 @@ export class DefaultConfigSource implements ConfigSource {
   }
 }
 
-/** A file, polled: ConfigMap volumes change by swapping a symlink, which inotify misses. */
+/** A file, polled (see poll.ts). */
 export class FileConfigSource implements ConfigSource {
-  constructor(
-    private readonly store: ConfigStore,
-    private readonly path: string,
-    private readonly intervalMs = 1000,
-  ) {}
+  private readonly poller: FilePoller;
 
-  async start(): Promise<void> {
-    await this.refresh();
-    watchFile(this.path, { interval: this.intervalMs }, () => void this.refresh());
+  constructor(store: ConfigStore, path: string, intervalMs = 1000) {
+    const source = `file ${path}`;
+    this.poller = new FilePoller(
+      [path],
+      ([text]) => store.offer(text ?? '', source),
+      (err) => store.unreadable(source, err.message),
+      intervalMs,
+    );
   }
 
-  async refresh(): Promise<void> {
-    try {
-      this.store.offer(await readFile(this.path, 'utf8'), `file ${this.path}`);
-    } catch (err) {
-      this.store.unreadable(`file ${this.path}`, (err as Error).message);
-    }
+  start(): Promise<void> {
+    return this.poller.start();
+  }
+
+  refresh(): Promise<void> {
+    return this.poller.poll();
   }
 
   stop(): Promise<void> {
-    unwatchFile(this.path);
+    this.poller.stop();
     return Promise.resolve();
   }
 }

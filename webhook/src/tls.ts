@@ -3,12 +3,11 @@
 
 import { X509Certificate } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
-import { unwatchFile, watchFile } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import type { ObjectRef } from './flags';
 import { ResilientWatch } from './kube';
 import type { Logger } from './log';
+import { FilePoller } from './poll';
 import type { WebhookMetrics } from './metrics';
 
 export interface KeyPair {
@@ -64,43 +63,26 @@ export interface TlsSource {
 }
 
 export class FileTlsSource implements TlsSource {
-  private readonly certFile: string;
-  private readonly keyFile: string;
-  private readonly intervalMs: number;
+  private readonly poller: FilePoller;
 
-  constructor(
-    private readonly store: TlsStore,
-    files: { certFile: string; keyFile: string; intervalMs?: number },
-    private readonly logger: Logger,
-  ) {
-    this.certFile = files.certFile;
-    this.keyFile = files.keyFile;
-    this.intervalMs = files.intervalMs ?? 1000;
+  constructor(store: TlsStore, files: { certFile: string; keyFile: string; intervalMs?: number }, logger: Logger) {
+    const source = `files ${files.certFile}, ${files.keyFile}`;
+    // Both files change when a certificate is renewed; a half-written pair is refused by the
+    // store and taken on the next poll, once both are in place.
+    this.poller = new FilePoller(
+      [files.certFile, files.keyFile],
+      ([cert, key]) => store.offer({ cert: cert ?? '', key: key ?? '' }, source),
+      (err) => logger.error('serving certificate unreadable', { source, error: err.message }),
+      files.intervalMs ?? 1000,
+    );
   }
 
-  private async load(): Promise<void> {
-    try {
-      const [cert, key] = await Promise.all([
-        readFile(this.certFile, 'utf8'),
-        readFile(this.keyFile, 'utf8'),
-      ]);
-      this.store.offer({ cert, key }, `files ${this.certFile}, ${this.keyFile}`);
-    } catch (err) {
-      this.logger.error('serving certificate unreadable', { error: (err as Error).message });
-    }
-  }
-
-  async start(): Promise<void> {
-    await this.load();
-    // Both files change when a certificate is renewed; reloading on either picks up the pair
-    // once both are written (a half-written pair is refused and retried on the next change).
-    for (const f of [this.certFile, this.keyFile])
-      watchFile(f, { interval: this.intervalMs }, () => void this.load());
+  start(): Promise<void> {
+    return this.poller.start();
   }
 
   stop(): Promise<void> {
-    unwatchFile(this.certFile);
-    unwatchFile(this.keyFile);
+    this.poller.stop();
     return Promise.resolve();
   }
 }

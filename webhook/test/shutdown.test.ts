@@ -1,0 +1,95 @@
+// SIGTERM under traffic, on the real binary: readiness goes false first, requests keep being
+// answered during the shutdown delay and those in flight finish; none fails; exit code 0.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { get } from 'node:http';
+import { Agent } from 'node:https';
+import { join } from 'node:path';
+import { makeCert, post, review } from './support';
+
+jest.setTimeout(60_000);
+
+const BIN = join(__dirname, '..', 'bin', 'outrigger-webhook.js');
+
+interface Started {
+  child: ChildProcess;
+  httpsPort: number;
+  metricsPort: number;
+  exited: Promise<number | null>;
+}
+
+function start(args: string[]): Promise<Started> {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    let buffer = '';
+    const timer = setTimeout(() => reject(new Error(`webhook did not start:\n${buffer}`)), 20_000);
+    const onData = (chunk: Buffer): void => {
+      buffer += chunk.toString();
+      for (const line of buffer.split('\n')) {
+        if (!line.includes('outrigger-webhook serving')) continue;
+        const entry = JSON.parse(line) as { https: number; metrics: number };
+        clearTimeout(timer);
+        resolve({ child, httpsPort: entry.https, metricsPort: entry.metrics, exited });
+      }
+    };
+    child.stderr?.on('data', onData);
+    child.stdout?.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`webhook exited with ${code}:\n${buffer}`)));
+  });
+}
+
+const readyStatus = (port: number): Promise<number> =>
+  new Promise((resolve) => {
+    get({ host: '127.0.0.1', port, path: '/readyz' }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    }).on('error', () => resolve(0));
+  });
+
+it('drains on SIGTERM under traffic without a failed request', async () => {
+  const cert = makeCert();
+  const w = await start([
+    '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0',
+    '--tls-cert-file', cert.cert, '--tls-key-file', cert.key, '--shutdown-delay-seconds', '1',
+  ]);
+  expect(await readyStatus(w.metricsPort)).toBe(200);
+  const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+  let stop = false;
+  let ok = 0;
+  const failures: string[] = [];
+  const body = review({ metadata: { labels: { app: 'a' } }, spec: { containers: [{ name: 'a' }] } });
+  const worker = async (): Promise<void> => {
+    while (!stop) {
+      try {
+        const reply = await post(w.httpsPort, '/mutate/pods', body, { agent, ca: [cert.certPem] });
+        if (reply.status === 200) ok++;
+        else failures.push(`status ${reply.status}`);
+      } catch (err) {
+        failures.push((err as Error).message);
+      }
+    }
+  };
+  const workers = Array.from({ length: 8 }, () => worker());
+  await new Promise((r) => setTimeout(r, 500));
+  const before = ok;
+  w.child.kill('SIGTERM');
+  // A load balancer stops sending once readiness fails; so does this load.
+  while ((await readyStatus(w.metricsPort)) === 200) await new Promise((r) => setTimeout(r, 20));
+  stop = true;
+  await Promise.all(workers);
+  agent.destroy();
+  expect(failures).toEqual([]);
+  expect(before).toBeGreaterThan(20);
+  expect(ok).toBeGreaterThan(before);
+  expect(await w.exited).toBe(0);
+});
+
+it('refuses bad flags with the fix, and exits 2', async () => {
+  const child = spawn(process.execPath, [BIN, '--listen', 'nowhere'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+  const code = await new Promise((resolve) => child.on('exit', resolve));
+  expect(code).toBe(2);
+  expect(err).toMatch(/--listen must be HOST:PORT or :PORT/);
+});

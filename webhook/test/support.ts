@@ -1,0 +1,110 @@
+// Test support: throwaway certificates, an HTTPS client with keep-alive, and AdmissionReviews.
+
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { Agent, request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { TEMPLATE_PATHS, isRecord, type PodLike } from '@outrigger/shared';
+
+export interface CertFiles {
+  cert: string;
+  key: string;
+  certPem: string;
+}
+
+/** A self-signed serving certificate for 127.0.0.1, made with openssl. */
+export function makeCert(dir = mkdtempSync(join(tmpdir(), 'outrigger-cert-')), name = 'tls'): CertFiles {
+  const cert = join(dir, `${name}.crt`);
+  const key = join(dir, `${name}.key`);
+  execFileSync('openssl', [
+    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+    '-keyout', key, '-out', cert, '-days', '2', '-subj', `/CN=${name}`,
+    '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
+  ], { stdio: 'ignore' });
+  return { cert, key, certPem: readFileSync(cert, 'utf8') };
+}
+
+export interface Reply {
+  status: number;
+  body: string;
+  fingerprint: string;
+}
+
+export function post(port: number, path: string, body: string, options: { agent?: Agent; ca: string[] }): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port, path, method: 'POST', agent: options.agent, ca: options.ca, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), fingerprint: res.socket && 'getPeerCertificate' in res.socket ? (res.socket as import('node:tls').TLSSocket).getPeerCertificate().fingerprint256 : '' }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+let counter = 0;
+export function review(object: unknown, overrides: Record<string, unknown> = {}): string {
+  counter++;
+  return JSON.stringify({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: `uid-${counter}`,
+      kind: { group: '', version: 'v1', kind: 'Pod' },
+      resource: { group: '', version: 'v1', resource: 'pods' },
+      operation: 'CREATE',
+      namespace: 'shop',
+      object,
+      ...overrides,
+    },
+  });
+}
+
+export interface ReviewResponse {
+  uid: string;
+  allowed: boolean;
+  patch?: string;
+  patchType?: string;
+  warnings?: string[];
+  status?: { code: number; message: string };
+}
+
+export function responseOf(reply: Reply): ReviewResponse {
+  const parsed = JSON.parse(reply.body) as { apiVersion: string; kind: string; response: ReviewResponse };
+  if (parsed.apiVersion !== 'admission.k8s.io/v1' || parsed.kind !== 'AdmissionReview') throw new Error(`not an AdmissionReview: ${reply.body}`);
+  return parsed.response;
+}
+
+export function patchOf(r: ReviewResponse): { op: string; path: string; value: unknown }[] {
+  return r.patch ? (JSON.parse(Buffer.from(r.patch, 'base64').toString('utf8')) as { op: string; path: string; value: unknown }[]) : [];
+}
+
+const CORPUS = join(__dirname, '..', '..', '..', 'shared', 'corpus');
+
+/** Every Pod and pod template in the corpus, as the pods the API server would send. */
+export function corpusPods(): { source: string; pod: PodLike }[] {
+  const out: { source: string; pod: PodLike }[] = [];
+  const visit = (value: unknown, source: string): void => {
+    if (!isRecord(value)) return;
+    if (Array.isArray(value.items)) return value.items.forEach((i) => visit(i, source));
+    const path = TEMPLATE_PATHS[String(value.kind)];
+    if (!path) return;
+    const template = path.reduce<unknown>((o, k) => (isRecord(o) ? o[k] : undefined), value);
+    if (isRecord(template)) out.push({ source: `${source} ${String(value.kind)}`, pod: template as PodLike });
+  };
+  for (const dir of ['istio', 'linkerd']) {
+    for (const file of require('node:fs').readdirSync(join(CORPUS, dir)) as string[]) {
+      const text = readFileSync(join(CORPUS, dir, file), 'utf8');
+      for (const doc of parseAllDocuments(text)) if (doc.errors.length === 0) visit(doc.toJS(), `${dir}/${file}`);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,129 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Registry } from 'prom-client';
+import { defaultConfig, makeSnapshot } from '@outrigger/shared';
+import { admitPod, admitWorkload, type AdmissionState } from '../src/admit';
+import { ConfigStore, RevisionRefresher, type ConfigSource } from '../src/config-source';
+import { FlagError, parseFlags } from '../src/flags';
+import { silentLogger } from '../src/log';
+import { WebhookMetrics } from '../src/metrics';
+import { parseReview } from '../src/review';
+import { createAdmissionHandler } from '../src/server';
+import { review } from './support';
+
+const state: AdmissionState = {
+  snapshot: makeSnapshot(defaultConfig()),
+  namespaces: new Map([
+    ['shop', { name: 'shop', annotations: { 'outrigger.dev/inject': 'enabled', 'config.outrigger.dev/proxy-log-level': 'debug' } }],
+    ['plain', { name: 'plain' }],
+  ]),
+  nativeSidecarSupported: true,
+  systemNamespace: 'outrigger-system',
+};
+
+describe('admitPod with namespace metadata', () => {
+  const pod = { metadata: { labels: { app: 'a' } }, spec: { containers: [{ name: 'a' }] } };
+  it('applies namespace overrides and marks pods of namespaces that are not opted in', () => {
+    const injected = admitPod(parseReview(review(pod)), state);
+    expect(injected.result).toEqual({ outcome: 'injected', reason: 'injected' });
+    type C = { env?: { name: string; value?: string }[] };
+    const patch = JSON.parse(Buffer.from(injected.response.patch ?? '', 'base64').toString()) as { value: C | C[] }[];
+    const env = patch.flatMap((o) => (Array.isArray(o.value) ? o.value : [o.value])).flatMap((c) => c.env ?? []);
+    expect(env).toContainEqual({ name: 'OUTRIGGER_LOG_LEVEL', value: 'debug' });
+    const skipped = admitPod(parseReview(review(pod, { namespace: 'plain' })), state);
+    expect(skipped.result).toEqual({ outcome: 'skipped', reason: 'namespace-not-enabled' });
+    // A namespace the cache has not seen yet: the webhook configuration's selector let it through.
+    expect(admitPod(parseReview(review(pod, { namespace: 'brand-new' })), state).result.outcome).toBe('injected');
+  });
+
+  it('does not stamp workloads of namespaces that are not opted in', () => {
+    const d = { metadata: { name: 'd' }, spec: { template: { spec: { containers: [{ name: 'a' }] } } } };
+    const kind = { group: 'apps', version: 'v1', kind: 'Deployment' };
+    expect(admitWorkload(parseReview(review(d, { kind, namespace: 'plain' })), state).result.reason).toBe('namespace-not-enabled');
+    expect(admitWorkload(parseReview(review(d, { kind, namespace: 'shop' })), state).result.outcome).toBe('stamped');
+    expect(admitWorkload(parseReview(review({ ...d, metadata: {} }, { kind })), state).result.reason).toBe('not-handled');
+  });
+});
+
+describe('--on-error', () => {
+  async function answer(onError: 'allow' | 'deny'): Promise<{ response: { allowed: boolean; warnings?: string[]; status?: { code: number } } }> {
+    const handler = createAdmissionHandler({
+      state: () => {
+        throw new Error('boom');
+      },
+      ensureRevision: () => Promise.resolve(),
+      metrics: new WebhookMetrics(new Registry()),
+      logger: silentLogger(),
+      onError,
+      maxBodyBytes: 100_000,
+    });
+    const server = createServer(handler);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    const res = await fetch(`http://127.0.0.1:${port}/mutate/pods`, { method: 'POST', body: review({ spec: { containers: [{ name: 'a' }] } }) });
+    server.close();
+    return (await res.json()) as { response: { allowed: boolean; warnings?: string[]; status?: { code: number } } };
+  }
+
+  it('allow: admits unchanged with a warning', async () => {
+    const r = await answer('allow');
+    expect(r.response.allowed).toBe(true);
+    expect(r.response.warnings?.[0]).toMatch(/outrigger webhook failed: boom; admitted without the sidecar/);
+  });
+
+  it('deny: refuses with a 500 status', async () => {
+    const r = await answer('deny');
+    expect(r.response).toMatchObject({ allowed: false, status: { code: 500 } });
+  });
+});
+
+describe('re-reading the configuration for an unseen revision', () => {
+  it('refreshes once, rate-limited to once a second, and never for a revision already seen', async () => {
+    const metrics = new WebhookMetrics(new Registry());
+    const store = new ConfigStore(silentLogger(), metrics);
+    store.offer('', 'test');
+    let refreshes = 0;
+    const source: ConfigSource = {
+      start: () => Promise.resolve(),
+      stop: () => Promise.resolve(),
+      refresh: () => {
+        refreshes++;
+        store.offer('proxy:\n  logLevel: debug\n', 'test');
+        return Promise.resolve();
+      },
+    };
+    let now = 10_000;
+    const refresher = new RevisionRefresher(store, source, metrics, () => now);
+    const held = store.current?.revision ?? '';
+    await refresher.ensure(held);
+    await refresher.ensure(undefined);
+    expect(refreshes).toBe(0);
+    await refresher.ensure('unknown-1');
+    await refresher.ensure('unknown-2');
+    expect(refreshes).toBe(1);
+    now += 1001;
+    await refresher.ensure('unknown-3');
+    expect(refreshes).toBe(2);
+    expect(await metrics.registry.metrics()).toMatch(/outrigger_webhook_config_refreshes_total\{result="rate-limited"\} 1/);
+  });
+});
+
+describe('flags', () => {
+  const tls = ['--tls-cert-file', 'c', '--tls-key-file', 'k'];
+  it('reads the environment, and the command line wins', () => {
+    const f = parseFlags(tls, { OUTRIGGER_CONFIG_MAP: 'outrigger-system/outrigger-config', OUTRIGGER_ON_ERROR: 'deny' });
+    expect(f).toMatchObject({ configMap: { namespace: 'outrigger-system', name: 'outrigger-config' }, onError: 'deny', listen: { host: '', port: 8443 } });
+    expect(parseFlags([...tls, '--on-error', 'allow'], { OUTRIGGER_ON_ERROR: 'deny' }).onError).toBe('allow');
+  });
+
+  it.each([
+    [['--listen', ':8443'], /HTTPS only/],
+    [[...tls, '--tls-secret', 'a/b'], /not both/],
+    [[...tls, '--config-map', 'nope'], /--config-map must be NAMESPACE\/NAME/],
+    [[...tls, '--on-error', 'maybe'], /--on-error must be one of allow, deny/],
+    [[...tls, '--frobnicate'], /Unknown option '--frobnicate'/],
+  ])('%j is refused: %s', (argv, message) => {
+    expect(() => parseFlags(argv)).toThrow(FlagError);
+    expect(() => parseFlags(argv)).toThrow(message);
+  });
+});
