@@ -1,2 +1,19 @@
-// The end-to-end harness lives here (issue 3).
-export {};
+// The end-to-end harness: everything a suite needs to drive the cluster under test.
+
+export * from './admission-server';
+export * from './api-error';
+export * from './apply';
+export * from './cluster';
+export * from './dump';
+export * from './environment';
+export * from './http-probe';
+export * from './log-dir';
+export * from './namespace';
+export * from './paths';
+export * from './port';
+export * from './process';
+export * from './rollout';
+export * from './service-account';
+export * from './tls';
+export * from './versions';
+export * from './wait';

@@ -1,0 +1,35 @@
+// What a namespace looked like when a test failed: its workloads, pods and events as YAML in the
+// run's log folder, for reading after the namespace is gone.
+
+import { writeFile } from 'node:fs/promises';
+import { stringify } from 'yaml';
+import type { Cluster } from './cluster';
+import { freshPath, logDir } from './log-dir';
+
+async function listSafely(list: () => Promise<{ items: unknown[] }>): Promise<unknown[] | string> {
+  try {
+    return (await list()).items;
+  } catch (error) {
+    return `listing failed: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
+
+/** Writes dumps/<namespace>.yaml in the run's log folder and returns its path. */
+export async function dumpNamespace(cluster: Cluster, namespace: string): Promise<string> {
+  const args = { namespace };
+  const dump = {
+    namespace,
+    at: new Date().toISOString(),
+    deployments: await listSafely(() => cluster.apps.listNamespacedDeployment(args)),
+    replicaSets: await listSafely(() => cluster.apps.listNamespacedReplicaSet(args)),
+    statefulSets: await listSafely(() => cluster.apps.listNamespacedStatefulSet(args)),
+    daemonSets: await listSafely(() => cluster.apps.listNamespacedDaemonSet(args)),
+    pods: await listSafely(() => cluster.core.listNamespacedPod(args)),
+    events: await listSafely(() => cluster.core.listNamespacedEvent(args)),
+  };
+  const file = freshPath(logDir('dumps'), namespace, '.yaml');
+  // JSON first: the client's objects hold Dates and class instances.
+  await writeFile(file, stringify(JSON.parse(JSON.stringify(dump))));
+  console.warn(`namespace ${namespace} failed a test; its objects and events: ${file}`);
+  return file;
+}

@@ -1,0 +1,68 @@
+// Jest global setup of the end-to-end suites: choose the cluster and tell the test files.
+//  - KUBECONFIG set: use that cluster as it is (kind, k3d, a cloud); never start or stop it.
+//  - otherwise: bring the local cluster up with e2e/cluster/up.sh; global teardown stops it
+//    again unless it was already up before the run (make cluster-up).
+
+import { readdirSync, realpathSync } from 'node:fs';
+import * as path from 'node:path';
+import { E2E_ENV, type ClusterKind } from './environment';
+import { upLocalCluster } from './local-cluster';
+import { defaultLogRoot, prepareLogDir } from './log-dir';
+import { localClusterStateDir } from './paths';
+import { reapLeftoverProcesses } from './process';
+
+function note(message: string): void {
+  process.stderr.write(`[e2e] ${message}\n`);
+}
+
+function sameFile(a: string, b: string): boolean {
+  try {
+    return realpathSync(a) === realpathSync(b);
+  } catch {
+    return false;
+  }
+}
+
+/** Processes earlier runs leaked (a run killed before its teardown). */
+function reapEarlierRuns(): void {
+  const root = defaultLogRoot();
+  let runs: string[];
+  try {
+    runs = readdirSync(root);
+  } catch {
+    return;
+  }
+  for (const run of runs) {
+    if (run === 'latest') continue;
+    for (const killed of reapLeftoverProcesses(path.join(root, run))) {
+      note(`killed ${killed}, left running by an earlier run`);
+    }
+  }
+}
+
+function useCluster(kubeconfig: string, kind: ClusterKind): void {
+  process.env[E2E_ENV.kubeconfig] = kubeconfig;
+  process.env[E2E_ENV.cluster] = kind;
+  process.env.KUBECONFIG = kubeconfig;
+}
+
+export default async function globalSetup(): Promise<void> {
+  reapEarlierRuns();
+  const logs = prepareLogDir();
+  note(`logs of this run: ${logs}`);
+  const given = process.env.KUBECONFIG?.trim();
+  if (given) {
+    const local = sameFile(given, path.join(localClusterStateDir(), 'kubeconfig'));
+    useCluster(given, local ? 'local' : 'external');
+    note(`using the cluster of KUBECONFIG=${given} (${local ? 'the local one' : 'external'})`);
+    return;
+  }
+  const cluster = await upLocalCluster();
+  useCluster(cluster.kubeconfig, 'local');
+  if (cluster.startedHere) process.env[E2E_ENV.startedCluster] = '1';
+  note(
+    cluster.startedHere
+      ? 'started the local cluster; global teardown stops it'
+      : 'the local cluster was already up; it stays up after the run',
+  );
+}
