@@ -28,8 +28,11 @@ export async function dumpNamespace(cluster: Cluster, namespace: string): Promis
     events: await listSafely(() => cluster.core.listNamespacedEvent(args)),
   };
   const file = freshPath(logDir('dumps'), namespace, '.yaml');
-  // JSON first: the client's objects hold Dates and class instances.
-  await writeFile(file, stringify(JSON.parse(JSON.stringify(dump))));
+  // Through JSON: the client's objects hold Dates and class instances. managedFields only add noise.
+  const plain: unknown = JSON.parse(
+    JSON.stringify(dump, (key, value: unknown) => (key === 'managedFields' ? undefined : value)),
+  );
+  await writeFile(file, stringify(plain));
   console.warn(`namespace ${namespace} failed a test; its objects and events: ${file}`);
   return file;
 }

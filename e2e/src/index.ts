@@ -11,6 +11,7 @@ export * from './log-dir';
 export * from './namespace';
 export * from './paths';
 export * from './port';
+export * from './proc-fs';
 export * from './process';
 export * from './rollout';
 export * from './service-account';

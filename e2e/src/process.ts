@@ -102,17 +102,23 @@ export class ManagedProcess {
   private status: ExitStatus | undefined;
   private stopping: Promise<ExitStatus> | undefined;
 
+  /** The log file: a header naming the command, then stdout and stderr, then how it ended. */
+  readonly logFile: string;
+  /** Where its own output starts in the log file (after the header). */
+  private readonly outputStart: number;
+
   constructor(
     private readonly child: ChildProcess & { pid: number },
     readonly options: StartOptions,
-    readonly logFile: string,
-    private readonly recordFile: string,
+    files: { logFile: string; outputStart: number; recordFile: string },
   ) {
+    this.logFile = files.logFile;
+    this.outputStart = files.outputStart;
     this.exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
         this.status = { code, signal };
-        appendFileSync(logFile, `\n# ${options.name} ended: ${describeExit(this.status)}\n`);
-        rmSync(recordFile, { force: true });
+        appendFileSync(files.logFile, `\n# ${options.name} ended: ${describeExit(this.status)}\n`);
+        rmSync(files.recordFile, { force: true });
         running.delete(this);
         resolve(this.status);
       });
@@ -132,8 +138,8 @@ export class ManagedProcess {
     return this.status;
   }
 
-  /** Everything it wrote so far (stdout and stderr, interleaved), from byte `from` on. */
-  output(from = 0): string {
+  /** What it wrote so far (stdout and stderr, interleaved), from byte `from` of the log on. */
+  output(from = this.outputStart): string {
     return readFileSync(this.logFile).subarray(from).toString('utf8');
   }
 
@@ -216,10 +222,12 @@ export class ManagedProcess {
   }
 }
 
-function openLog(options: StartOptions, argv: string[]): string {
-  const file = freshPath(logDir(), options.name, '.log');
-  writeFileSync(file, `# ${argv.join(' ')}\n# started ${new Date().toISOString()}\n`);
-  return file;
+/** Creates the log file with a header; returns it and where the process's output will start. */
+function openLog(options: StartOptions, argv: string[]): { logFile: string; outputStart: number } {
+  const logFile = freshPath(logDir(), options.name, '.log');
+  const header = `# ${argv.join(' ')}\n# started ${new Date().toISOString()}\n`;
+  writeFileSync(logFile, header);
+  return { logFile, outputStart: Buffer.byteLength(header) };
 }
 
 async function spawnLogged(
@@ -281,14 +289,10 @@ async function waitUntilReady(
  */
 export async function startProcess(options: StartOptions): Promise<ManagedProcess> {
   const argv = [options.command, ...(options.args ?? [])];
-  const logFile = openLog(options, argv);
+  const { logFile, outputStart } = openLog(options, argv);
   const child = await spawnLogged(options, argv, logFile);
-  const managed = new ManagedProcess(
-    child,
-    options,
-    logFile,
-    recordStart(child, options, argv, logFile),
-  );
+  const recordFile = recordStart(child, options, argv, logFile);
+  const managed = new ManagedProcess(child, options, { logFile, outputStart, recordFile });
   running.add(managed);
   if (!options.ready) return managed;
   try {
@@ -317,11 +321,19 @@ function readRecord(file: string): StartRecord | undefined {
   }
 }
 
+function isStillOurs(record: StartRecord): boolean {
+  return (
+    processIdentity(record.pid) === record.identity &&
+    commandLine(record.pid)?.join(' ') === record.command.join(' ')
+  );
+}
+
 /**
  * Kills processes recorded under `<dir>/processes/` that still run (same pid, start time and
- * command line): those a test started and never stopped. Returns what it killed.
+ * command line): those a test started and never stopped. `only` limits it to some pids. Returns
+ * what it killed.
  */
-export function reapLeftoverProcesses(dir: string): string[] {
+export function reapLeftoverProcesses(dir: string, only?: (pid: number) => boolean): string[] {
   const recordDir = path.join(dir, 'processes');
   let files: string[];
   try {
@@ -332,11 +344,8 @@ export function reapLeftoverProcesses(dir: string): string[] {
   const killed: string[] = [];
   for (const file of files) {
     const record = readRecord(path.join(recordDir, file));
-    const ours =
-      record !== undefined &&
-      processIdentity(record.pid) === record.identity &&
-      commandLine(record.pid)?.join(' ') === record.command.join(' ');
-    if (ours) {
+    if (record && only && !only(record.pid)) continue;
+    if (record && isStillOurs(record)) {
       signalGroup(record.pid, 'SIGKILL');
       killed.push(`${record.name} (pid ${record.pid}, log ${record.logFile})`);
     }

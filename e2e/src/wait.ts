@@ -27,6 +27,7 @@ export type Check<T> = () => Observation<T> | Promise<Observation<T>>;
 export const DEFAULT_TIMEOUT_MS = 30_000;
 export const DEFAULT_INTERVAL_MS = 250;
 const MAX_STATE_CHARS = 4_000;
+const MIN_CHECK_BUDGET_MS = 1_000;
 
 export class WaitTimeoutError extends Error {
   constructor(
@@ -100,18 +101,22 @@ export async function waitFor<T>(
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const intervalMs = options.intervalMs ?? DEFAULT_INTERVAL_MS;
   const deadline = Date.now() + timeoutMs;
-  let lastState: unknown = 'nothing yet: no check finished';
+  let lastState: unknown = 'nothing: no check finished';
   for (let checks = 1; ; checks++) {
-    const observation = await observe(check, deadline - Date.now());
+    // A check that starts just before the deadline still gets a fair chance to finish.
+    const budget = Math.max(deadline - Date.now(), Math.min(MIN_CHECK_BUDGET_MS, timeoutMs));
+    const observation = await observe(check, budget);
     if (observation?.outcome === 'done') return observation.value;
-    if (observation?.outcome === 'failed')
+    if (observation?.outcome === 'failed') {
       throw new WaitFailedError(description, observation.reason);
-    if (observation) lastState = observation.state;
-    else
-      lastState = `${describeState(lastState)} (and the next check was still running at the deadline)`;
+    }
+    lastState = observation
+      ? observation.state
+      : `${describeState(lastState)} (then a check was still running at the deadline)`;
     const remaining = deadline - Date.now();
-    if (remaining <= 0)
+    if (remaining <= 0) {
       throw new WaitTimeoutError(description, lastState, new Date(deadline), checks);
+    }
     await sleep(Math.min(intervalMs, remaining));
   }
 }
