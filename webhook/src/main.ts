@@ -50,6 +50,24 @@ function namespaceMeta(ns: V1Namespace): NamespaceMeta {
   };
 }
 
+function namespaceWatch(
+  kc: KubeConfig,
+  deps: WebhookDeps,
+  onChange: (m: Map<string, NamespaceMeta>) => void,
+): ResilientWatch<V1Namespace> {
+  return new ResilientWatch<V1Namespace>({
+    kc,
+    path: '/api/v1/namespaces',
+    list: () => kc.makeApiClient(CoreV1Api).listNamespace(),
+    onChange: (items) =>
+      onChange(new Map(items.map((ns) => [ns.metadata?.name ?? '', namespaceMeta(ns)]))),
+    onRestart: () => deps.metrics.watchRestarts.inc({ resource: 'namespaces' }),
+    logger: deps.logger,
+    resource: 'namespaces',
+    resyncMs: 10 * 60_000,
+  });
+}
+
 function apiNeeded(f: WebhookFlags): boolean {
   return Boolean(f.kubeconfig || f.configMap || f.tlsSecret || process.env.KUBERNETES_SERVICE_HOST);
 }
@@ -112,18 +130,9 @@ export async function startWebhook(flags: WebhookFlags, deps: WebhookDeps): Prom
   const tlsStore = new TlsStore(logger, metrics);
   const tls = tlsSource(flags, tlsStore, kc, deps);
   const nsWatch = kc
-    ? new ResilientWatch<V1Namespace>({
-        kc,
-        path: '/api/v1/namespaces',
-        list: () => kc.makeApiClient(CoreV1Api).listNamespace(),
-        onChange: (items) => {
-          namespaces = new Map(items.map((ns) => [ns.metadata?.name ?? '', namespaceMeta(ns)]));
-          rebuild();
-        },
-        onRestart: () => metrics.watchRestarts.inc({ resource: 'namespaces' }),
-        logger,
-        resource: 'namespaces',
-        resyncMs: 10 * 60_000,
+    ? namespaceWatch(kc, deps, (map) => {
+        namespaces = map;
+        rebuild();
       })
     : undefined;
 

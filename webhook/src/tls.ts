@@ -65,7 +65,11 @@ export interface TlsSource {
 export class FileTlsSource implements TlsSource {
   private readonly poller: FilePoller;
 
-  constructor(store: TlsStore, files: { certFile: string; keyFile: string; intervalMs?: number }, logger: Logger) {
+  constructor(
+    store: TlsStore,
+    files: { certFile: string; keyFile: string; intervalMs?: number },
+    logger: Logger,
+  ) {
     const source = `files ${files.certFile}, ${files.keyFile}`;
     // Both files change when a certificate is renewed; a half-written pair is refused by the
     // store and taken on the next poll, once both are in place.

@@ -2,7 +2,7 @@
 // every kind of bad input, concurrency, certificate rotation and configuration reload.
 
 import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { Agent } from 'node:https';
+import { Agent, get as httpsGet } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { applyPatch, type Operation } from 'fast-json-patch';
@@ -35,9 +35,20 @@ beforeAll(async () => {
   writeFileSync(configFile, 'proxy:\n  logLevel: info\n');
   metrics = new WebhookMetrics(new Registry());
   const flags = parseFlags([
-    '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0',
-    '--tls-cert-file', certPath, '--tls-key-file', keyPath,
-    '--config-file', configFile, '--shutdown-delay-seconds', '0', '--max-body-bytes', '200000',
+    '--listen',
+    '127.0.0.1:0',
+    '--metrics-listen',
+    '127.0.0.1:0',
+    '--tls-cert-file',
+    certPath,
+    '--tls-key-file',
+    keyPath,
+    '--config-file',
+    configFile,
+    '--shutdown-delay-seconds',
+    '0',
+    '--max-body-bytes',
+    '200000',
   ]);
   webhook = await startWebhook(flags, { logger: silentLogger(), metrics });
   agent = new Agent({ keepAlive: true, maxSockets: 16 });
@@ -48,7 +59,8 @@ afterAll(async () => {
   await webhook.shutdown();
 });
 
-const send = (path: string, body: string) => post(webhook.httpsPort, path, body, { agent, ca: trusted });
+const send = (path: string, body: string) =>
+  post(webhook.httpsPort, path, body, { agent, ca: trusted });
 
 describe('POST /mutate/pods', () => {
   it('answers every corpus pod: uid echoed, additive patch, injected or marked skipped', async () => {
@@ -61,7 +73,12 @@ describe('POST /mutate/pods', () => {
       const reply = await send('/mutate/pods', body);
       expect(reply.status).toBe(200);
       const r = responseOf(reply);
-      expect({ source, uid: r.uid, allowed: r.allowed, patchType: r.patchType }).toEqual({ source, uid, allowed: true, patchType: 'JSONPatch' });
+      expect({ source, uid: r.uid, allowed: r.allowed, patchType: r.patchType }).toEqual({
+        source,
+        uid,
+        allowed: true,
+        patchType: 'JSONPatch',
+      });
       const ops = patchOf(r);
       expect(ops.every((o) => o.op === 'add')).toBe(true);
       const result = applyPatch(structuredClone(pod), ops as Operation[], true, false).newDocument;
@@ -73,9 +90,14 @@ describe('POST /mutate/pods', () => {
   });
 
   it('passes override warnings through to kubectl', async () => {
-    const pod = { metadata: { annotations: { 'config.outrigger.dev/proxy-cpu-limit': 'lots' } }, spec: { containers: [{ name: 'a' }] } };
+    const pod = {
+      metadata: { annotations: { 'config.outrigger.dev/proxy-cpu-limit': 'lots' } },
+      spec: { containers: [{ name: 'a' }] },
+    };
     const r = responseOf(await send('/mutate/pods', review(pod)));
-    expect(r.warnings).toEqual([expect.stringContaining('config.outrigger.dev/proxy-cpu-limit="lots" ignored')]);
+    expect(r.warnings).toEqual([
+      expect.stringContaining('config.outrigger.dev/proxy-cpu-limit="lots" ignored'),
+    ]);
   });
 
   it('allows what is not ours unchanged: other kinds, other operations, subresources', async () => {
@@ -93,8 +115,16 @@ describe('POST /mutate/pods', () => {
   });
 
   it('admits a pod it cannot handle unchanged, with its reason', async () => {
-    const r = responseOf(await send('/mutate/pods', review({ metadata: { name: 'x' }, spec: { containers: 'nope' } })));
-    expect(patchOf(r)).toEqual([{ op: 'add', path: '/metadata/labels', value: { 'outrigger.dev/skipped': 'invalid-pod-spec' } }]);
+    const r = responseOf(
+      await send('/mutate/pods', review({ metadata: { name: 'x' }, spec: { containers: 'nope' } })),
+    );
+    expect(patchOf(r)).toEqual([
+      {
+        op: 'add',
+        path: '/metadata/labels',
+        value: { 'outrigger.dev/skipped': 'invalid-pod-spec' },
+      },
+    ]);
   });
 });
 
@@ -102,9 +132,25 @@ describe('bad input', () => {
   it.each([
     ['not JSON', '{"apiVersion":', /body is not JSON/],
     ['not an object', '[1,2]', /must be a JSON object/],
-    ['wrong kind', '{"apiVersion":"admission.k8s.io/v1","kind":"Pod"}', /kind must be AdmissionReview/],
-    ['v1beta1', JSON.stringify({ apiVersion: 'admission.k8s.io/v1beta1', kind: 'AdmissionReview', request: {} }), /apiVersion must be admission.k8s.io\/v1/],
-    ['no request', '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}', /request is missing/],
+    [
+      'wrong kind',
+      '{"apiVersion":"admission.k8s.io/v1","kind":"Pod"}',
+      /kind must be AdmissionReview/,
+    ],
+    [
+      'v1beta1',
+      JSON.stringify({
+        apiVersion: 'admission.k8s.io/v1beta1',
+        kind: 'AdmissionReview',
+        request: {},
+      }),
+      /apiVersion must be admission.k8s.io\/v1/,
+    ],
+    [
+      'no request',
+      '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}',
+      /request is missing/,
+    ],
     ['no uid', review({}, { uid: '' }), /request.uid is missing/],
     ['bad kind', review({}, { kind: 'Pod' }), /request.kind must be/],
     ['object not an object', review('a pod'), /request.object must be an object/],
@@ -115,24 +161,32 @@ describe('bad input', () => {
   });
 
   it('413 above the body limit, 404 and 405 elsewhere', async () => {
-    const huge = review({ metadata: { annotations: { big: 'x'.repeat(300_000) } }, spec: { containers: [{ name: 'a' }] } });
+    const huge = review({
+      metadata: { annotations: { big: 'x'.repeat(300_000) } },
+      spec: { containers: [{ name: 'a' }] },
+    });
     expect((await send('/mutate/pods', huge)).status).toBe(413);
     expect((await send('/nope', '{}')).status).toBe(404);
     const get = await new Promise<number>((resolve, reject) => {
-      require('node:https')
-        .get({ host: '127.0.0.1', port: webhook.httpsPort, path: '/mutate/pods', ca: trusted, agent }, (res: import('node:http').IncomingMessage) => {
+      httpsGet(
+        { host: '127.0.0.1', port: webhook.httpsPort, path: '/mutate/pods', ca: trusted, agent },
+        (res) => {
           res.resume();
           resolve(res.statusCode ?? 0);
-        })
-        .on('error', reject);
+        },
+      ).on('error', reject);
     });
     expect(get).toBe(405);
   });
 
   it('counts malformed requests in the metrics', async () => {
     const text = await metrics.registry.metrics();
-    expect(text).toMatch(/outrigger_webhook_admissions_total\{endpoint="pods",outcome="invalid",reason="malformed"\} [1-9]/);
-    expect(text).toMatch(/outrigger_webhook_admissions_total\{endpoint="pods",outcome="invalid",reason="body-too-large"\} 1/);
+    expect(text).toMatch(
+      /outrigger_webhook_admissions_total\{endpoint="pods",outcome="invalid",reason="malformed"\} [1-9]/,
+    );
+    expect(text).toMatch(
+      /outrigger_webhook_admissions_total\{endpoint="pods",outcome="invalid",reason="body-too-large"\} 1/,
+    );
   });
 });
 
@@ -141,7 +195,11 @@ describe('POST /mutate/workloads', () => {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name: 'web', namespace: 'shop' },
-    spec: { replicas: 1, selector: {}, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'a' }] } } },
+    spec: {
+      replicas: 1,
+      selector: {},
+      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'a' }] } },
+    },
   };
   const apps = { kind: { group: 'apps', version: 'v1', kind: 'Deployment' } };
 
@@ -155,7 +213,12 @@ describe('POST /mutate/workloads', () => {
 
   it('writes nothing on an UPDATE that leaves the template alone', async () => {
     const scaled = { ...deployment, spec: { ...deployment.spec, replicas: 5 } };
-    const r = responseOf(await send('/mutate/workloads', review(scaled, { ...apps, operation: 'UPDATE', oldObject: deployment })));
+    const r = responseOf(
+      await send(
+        '/mutate/workloads',
+        review(scaled, { ...apps, operation: 'UPDATE', oldObject: deployment }),
+      ),
+    );
     expect(r).toEqual({ uid: expect.any(String), allowed: true });
   });
 });
@@ -184,7 +247,12 @@ describe('under load', () => {
         // A fresh agent now and then, so new TLS handshakes happen during the rotation.
         const a = sent % 10 === 0 ? new Agent({ keepAlive: false, maxCachedSessions: 0 }) : agent;
         try {
-          const reply = await post(webhook.httpsPort, '/mutate/pods', review({ spec: { containers: [{ name: 'a' }] } }), { agent: a, ca });
+          const reply = await post(
+            webhook.httpsPort,
+            '/mutate/pods',
+            review({ spec: { containers: [{ name: 'a' }] } }),
+            { agent: a, ca },
+          );
           if (reply.status !== 200) failures++;
           if (a !== agent) seen.add(reply.fingerprint);
         } catch {
@@ -219,9 +287,15 @@ describe('configuration', () => {
     await waitFor(async () => (await revisionOf()) !== before);
     const good = await revisionOf();
     writeFileSync(configFile, 'proxy:\n  logLevel: chatty\n');
-    await waitFor(async () => /outrigger_webhook_config_reload_failures_total\{source="file [^"]+"\} 1/.test(await metrics.registry.metrics()));
+    await waitFor(async () =>
+      /outrigger_webhook_config_reload_failures_total\{source="file [^"]+"\} 1/.test(
+        await metrics.registry.metrics(),
+      ),
+    );
     expect(await revisionOf()).toBe(good);
-    expect(await metrics.registry.metrics()).toMatch(new RegExp(`outrigger_webhook_config_revision\\{revision="${String(good)}"\\} 1`));
+    expect(await metrics.registry.metrics()).toMatch(
+      new RegExp(`outrigger_webhook_config_revision\\{revision="${String(good)}"\\} 1`),
+    );
   });
 });
 

@@ -50,15 +50,26 @@ const readyStatus = (port: number): Promise<number> =>
 it('drains on SIGTERM under traffic without a failed request', async () => {
   const cert = makeCert();
   const w = await start([
-    '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0',
-    '--tls-cert-file', cert.cert, '--tls-key-file', cert.key, '--shutdown-delay-seconds', '1',
+    '--listen',
+    '127.0.0.1:0',
+    '--metrics-listen',
+    '127.0.0.1:0',
+    '--tls-cert-file',
+    cert.cert,
+    '--tls-key-file',
+    cert.key,
+    '--shutdown-delay-seconds',
+    '1',
   ]);
   expect(await readyStatus(w.metricsPort)).toBe(200);
   const agent = new Agent({ keepAlive: true, maxSockets: 8 });
   let stop = false;
   let ok = 0;
   const failures: string[] = [];
-  const body = review({ metadata: { labels: { app: 'a' } }, spec: { containers: [{ name: 'a' }] } });
+  const body = review({
+    metadata: { labels: { app: 'a' } },
+    spec: { containers: [{ name: 'a' }] },
+  });
   const worker = async (): Promise<void> => {
     while (!stop) {
       try {
@@ -86,7 +97,9 @@ it('drains on SIGTERM under traffic without a failed request', async () => {
 });
 
 it('refuses bad flags with the fix, and exits 2', async () => {
-  const child = spawn(process.execPath, [BIN, '--listen', 'nowhere'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, '--listen', 'nowhere'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let err = '';
   child.stderr.on('data', (c: Buffer) => (err += c.toString()));
   const code = await new Promise((resolve) => child.on('exit', resolve));

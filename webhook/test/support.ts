@@ -1,10 +1,11 @@
 // Test support: throwaway certificates, an HTTPS client with keep-alive, and AdmissionReviews.
 
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { TLSSocket } from 'node:tls';
 import { parseAllDocuments } from 'yaml';
 import { TEMPLATE_PATHS, isRecord, type PodLike } from '@outrigger/shared';
 
@@ -15,14 +16,35 @@ export interface CertFiles {
 }
 
 /** A self-signed serving certificate for 127.0.0.1, made with openssl. */
-export function makeCert(dir = mkdtempSync(join(tmpdir(), 'outrigger-cert-')), name = 'tls'): CertFiles {
+export function makeCert(
+  dir = mkdtempSync(join(tmpdir(), 'outrigger-cert-')),
+  name = 'tls',
+): CertFiles {
   const cert = join(dir, `${name}.crt`);
   const key = join(dir, `${name}.key`);
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', key, '-out', cert, '-days', '2', '-subj', `/CN=${name}`,
-    '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
-  ], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${name}`,
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+    ],
+    { stdio: 'ignore' },
+  );
   return { cert, key, certPem: readFileSync(cert, 'utf8') };
 }
 
@@ -32,15 +54,32 @@ export interface Reply {
   fingerprint: string;
 }
 
-export function post(port: number, path: string, body: string, options: { agent?: Agent; ca: string[] }): Promise<Reply> {
+export function post(
+  port: number,
+  path: string,
+  body: string,
+  options: { agent?: Agent; ca: string[] },
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port, path, method: 'POST', agent: options.agent, ca: options.ca, headers: { 'content-type': 'application/json' } },
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        agent: options.agent,
+        ca: options.ca,
+        headers: { 'content-type': 'application/json' },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), fingerprint: res.socket && 'getPeerCertificate' in res.socket ? (res.socket as import('node:tls').TLSSocket).getPeerCertificate().fingerprint256 : '' }),
+          resolve({
+            status: res.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString('utf8'),
+            fingerprint: (res.socket as TLSSocket).getPeerCertificate().fingerprint256,
+          }),
         );
         res.on('error', reject);
       },
@@ -78,13 +117,24 @@ export interface ReviewResponse {
 }
 
 export function responseOf(reply: Reply): ReviewResponse {
-  const parsed = JSON.parse(reply.body) as { apiVersion: string; kind: string; response: ReviewResponse };
-  if (parsed.apiVersion !== 'admission.k8s.io/v1' || parsed.kind !== 'AdmissionReview') throw new Error(`not an AdmissionReview: ${reply.body}`);
+  const parsed = JSON.parse(reply.body) as {
+    apiVersion: string;
+    kind: string;
+    response: ReviewResponse;
+  };
+  if (parsed.apiVersion !== 'admission.k8s.io/v1' || parsed.kind !== 'AdmissionReview')
+    throw new Error(`not an AdmissionReview: ${reply.body}`);
   return parsed.response;
 }
 
 export function patchOf(r: ReviewResponse): { op: string; path: string; value: unknown }[] {
-  return r.patch ? (JSON.parse(Buffer.from(r.patch, 'base64').toString('utf8')) as { op: string; path: string; value: unknown }[]) : [];
+  return r.patch
+    ? (JSON.parse(Buffer.from(r.patch, 'base64').toString('utf8')) as {
+        op: string;
+        path: string;
+        value: unknown;
+      }[])
+    : [];
 }
 
 const CORPUS = join(__dirname, '..', '..', '..', 'shared', 'corpus');
@@ -98,13 +148,15 @@ export function corpusPods(): { source: string; pod: PodLike }[] {
     const path = TEMPLATE_PATHS[String(value.kind)];
     if (!path) return;
     const template = path.reduce<unknown>((o, k) => (isRecord(o) ? o[k] : undefined), value);
-    if (isRecord(template)) out.push({ source: `${source} ${String(value.kind)}`, pod: template as PodLike });
+    if (isRecord(template))
+      out.push({ source: `${source} ${String(value.kind)}`, pod: template });
   };
-  for (const dir of ['istio', 'linkerd']) {
-    for (const file of require('node:fs').readdirSync(join(CORPUS, dir)) as string[]) {
-      const text = readFileSync(join(CORPUS, dir, file), 'utf8');
-      for (const doc of parseAllDocuments(text)) if (doc.errors.length === 0) visit(doc.toJS(), `${dir}/${file}`);
-    }
+  const files = ['istio', 'linkerd'].flatMap((dir) =>
+    readdirSync(join(CORPUS, dir)).map((f) => `${dir}/${f}`),
+  );
+  for (const file of files) {
+    const docs = parseAllDocuments(readFileSync(join(CORPUS, file), 'utf8'));
+    for (const doc of docs) if (doc.errors.length === 0) visit(doc.toJS(), file);
   }
   return out;
 }

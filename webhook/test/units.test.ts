@@ -14,7 +14,16 @@ import { review } from './support';
 const state: AdmissionState = {
   snapshot: makeSnapshot(defaultConfig()),
   namespaces: new Map([
-    ['shop', { name: 'shop', annotations: { 'outrigger.dev/inject': 'enabled', 'config.outrigger.dev/proxy-log-level': 'debug' } }],
+    [
+      'shop',
+      {
+        name: 'shop',
+        annotations: {
+          'outrigger.dev/inject': 'enabled',
+          'config.outrigger.dev/proxy-log-level': 'debug',
+        },
+      },
+    ],
     ['plain', { name: 'plain' }],
   ]),
   nativeSidecarSupported: true,
@@ -27,26 +36,43 @@ describe('admitPod with namespace metadata', () => {
     const injected = admitPod(parseReview(review(pod)), state);
     expect(injected.result).toEqual({ outcome: 'injected', reason: 'injected' });
     type C = { env?: { name: string; value?: string }[] };
-    const patch = JSON.parse(Buffer.from(injected.response.patch ?? '', 'base64').toString()) as { value: C | C[] }[];
-    const env = patch.flatMap((o) => (Array.isArray(o.value) ? o.value : [o.value])).flatMap((c) => c.env ?? []);
+    const patch = JSON.parse(Buffer.from(injected.response.patch ?? '', 'base64').toString()) as {
+      value: C | C[];
+    }[];
+    const env = patch
+      .flatMap((o) => (Array.isArray(o.value) ? o.value : [o.value]))
+      .flatMap((c) => c.env ?? []);
     expect(env).toContainEqual({ name: 'OUTRIGGER_LOG_LEVEL', value: 'debug' });
     const skipped = admitPod(parseReview(review(pod, { namespace: 'plain' })), state);
     expect(skipped.result).toEqual({ outcome: 'skipped', reason: 'namespace-not-enabled' });
     // A namespace the cache has not seen yet: the webhook configuration's selector let it through.
-    expect(admitPod(parseReview(review(pod, { namespace: 'brand-new' })), state).result.outcome).toBe('injected');
+    expect(
+      admitPod(parseReview(review(pod, { namespace: 'brand-new' })), state).result.outcome,
+    ).toBe('injected');
   });
 
   it('does not stamp workloads of namespaces that are not opted in', () => {
-    const d = { metadata: { name: 'd' }, spec: { template: { spec: { containers: [{ name: 'a' }] } } } };
+    const d = {
+      metadata: { name: 'd' },
+      spec: { template: { spec: { containers: [{ name: 'a' }] } } },
+    };
     const kind = { group: 'apps', version: 'v1', kind: 'Deployment' };
-    expect(admitWorkload(parseReview(review(d, { kind, namespace: 'plain' })), state).result.reason).toBe('namespace-not-enabled');
-    expect(admitWorkload(parseReview(review(d, { kind, namespace: 'shop' })), state).result.outcome).toBe('stamped');
-    expect(admitWorkload(parseReview(review({ ...d, metadata: {} }, { kind })), state).result.reason).toBe('not-handled');
+    expect(
+      admitWorkload(parseReview(review(d, { kind, namespace: 'plain' })), state).result.reason,
+    ).toBe('namespace-not-enabled');
+    expect(
+      admitWorkload(parseReview(review(d, { kind, namespace: 'shop' })), state).result.outcome,
+    ).toBe('stamped');
+    expect(
+      admitWorkload(parseReview(review({ ...d, metadata: {} }, { kind })), state).result.reason,
+    ).toBe('not-handled');
   });
 });
 
 describe('--on-error', () => {
-  async function answer(onError: 'allow' | 'deny'): Promise<{ response: { allowed: boolean; warnings?: string[]; status?: { code: number } } }> {
+  async function answer(
+    onError: 'allow' | 'deny',
+  ): Promise<{ response: { allowed: boolean; warnings?: string[]; status?: { code: number } } }> {
     const handler = createAdmissionHandler({
       state: () => {
         throw new Error('boom');
@@ -60,15 +86,22 @@ describe('--on-error', () => {
     const server = createServer(handler);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
-    const res = await fetch(`http://127.0.0.1:${port}/mutate/pods`, { method: 'POST', body: review({ spec: { containers: [{ name: 'a' }] } }) });
+    const res = await fetch(`http://127.0.0.1:${port}/mutate/pods`, {
+      method: 'POST',
+      body: review({ spec: { containers: [{ name: 'a' }] } }),
+    });
     server.close();
-    return (await res.json()) as { response: { allowed: boolean; warnings?: string[]; status?: { code: number } } };
+    return (await res.json()) as {
+      response: { allowed: boolean; warnings?: string[]; status?: { code: number } };
+    };
   }
 
   it('allow: admits unchanged with a warning', async () => {
     const r = await answer('allow');
     expect(r.response.allowed).toBe(true);
-    expect(r.response.warnings?.[0]).toMatch(/outrigger webhook failed: boom; admitted without the sidecar/);
+    expect(r.response.warnings?.[0]).toMatch(
+      /outrigger webhook failed: boom; admitted without the sidecar/,
+    );
   });
 
   it('deny: refuses with a 500 status', async () => {
@@ -104,16 +137,27 @@ describe('re-reading the configuration for an unseen revision', () => {
     now += 1001;
     await refresher.ensure('unknown-3');
     expect(refreshes).toBe(2);
-    expect(await metrics.registry.metrics()).toMatch(/outrigger_webhook_config_refreshes_total\{result="rate-limited"\} 1/);
+    expect(await metrics.registry.metrics()).toMatch(
+      /outrigger_webhook_config_refreshes_total\{result="rate-limited"\} 1/,
+    );
   });
 });
 
 describe('flags', () => {
   const tls = ['--tls-cert-file', 'c', '--tls-key-file', 'k'];
   it('reads the environment, and the command line wins', () => {
-    const f = parseFlags(tls, { OUTRIGGER_CONFIG_MAP: 'outrigger-system/outrigger-config', OUTRIGGER_ON_ERROR: 'deny' });
-    expect(f).toMatchObject({ configMap: { namespace: 'outrigger-system', name: 'outrigger-config' }, onError: 'deny', listen: { host: '', port: 8443 } });
-    expect(parseFlags([...tls, '--on-error', 'allow'], { OUTRIGGER_ON_ERROR: 'deny' }).onError).toBe('allow');
+    const f = parseFlags(tls, {
+      OUTRIGGER_CONFIG_MAP: 'outrigger-system/outrigger-config',
+      OUTRIGGER_ON_ERROR: 'deny',
+    });
+    expect(f).toMatchObject({
+      configMap: { namespace: 'outrigger-system', name: 'outrigger-config' },
+      onError: 'deny',
+      listen: { host: '', port: 8443 },
+    });
+    expect(
+      parseFlags([...tls, '--on-error', 'allow'], { OUTRIGGER_ON_ERROR: 'deny' }).onError,
+    ).toBe('allow');
   });
 
   it.each([
