@@ -4,6 +4,7 @@
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { webhookHost } from './environment';
 import type { ServingCert } from './tls';
 
 /** The part of an admission.k8s.io/v1 AdmissionRequest tests look at. */
@@ -41,7 +42,7 @@ export type Admit = (request: AdmissionRequest, path: string) => AdmissionDecisi
 export interface AdmissionServerOptions {
   cert: ServingCert;
   admit: Admit;
-  /** Default 127.0.0.1: the API server of the local cluster runs on this machine. */
+  /** Default: webhookHost(), that is OUTRIGGER_E2E_WEBHOOK_HOST or 127.0.0.1. */
   host?: string;
   /** Default 0: any free port. */
   port?: number;
@@ -111,7 +112,7 @@ function answer(request: AdmissionRequest, decision: AdmissionDecision): unknown
 export async function startAdmissionServer(
   options: AdmissionServerOptions,
 ): Promise<AdmissionServer> {
-  const host = options.host ?? '127.0.0.1';
+  const host = options.host ?? webhookHost();
   const received: ReceivedReview[] = [];
   const handle = async (incoming: IncomingMessage, response: ServerResponse): Promise<void> => {
     const path = new URL(incoming.url ?? '/', 'https://server').pathname;

@@ -13,6 +13,12 @@ export const E2E_ENV = {
   startedCluster: 'OUTRIGGER_E2E_STARTED_CLUSTER',
   /** Set to 1 to leave a cluster that global setup started running after the run. */
   keepCluster: 'OUTRIGGER_E2E_KEEP_CLUSTER',
+  /**
+   * The address webhook servers started by tests listen on and the API server calls (default
+   * 127.0.0.1). For an API server that is not on this machine's loopback, such as kind's in a
+   * container, set it to an address of this machine the API server can reach.
+   */
+  webhookHost: 'OUTRIGGER_E2E_WEBHOOK_HOST',
 } as const;
 
 export type ClusterKind = 'local' | 'external';
@@ -44,4 +50,9 @@ export function clusterKind(): ClusterKind {
 /** True when the suites run against the local cluster of e2e/cluster. */
 export function isLocalCluster(): boolean {
   return clusterKind() === 'local';
+}
+
+/** Where webhook servers started by tests listen: OUTRIGGER_E2E_WEBHOOK_HOST, else 127.0.0.1. */
+export function webhookHost(): string {
+  return process.env[E2E_ENV.webhookHost] || '127.0.0.1';
 }

@@ -23,6 +23,7 @@ import {
   stopAllProcesses,
   waitFor,
   waitForRollout,
+  webhookHost,
   withNamespace,
   writeServiceAccountKubeConfig,
   type AdmissionServer,
@@ -200,7 +201,7 @@ spec:
     });
 
     it('is called by the API server, and the stored pod carries its patch', async () => {
-      const cert = await makeServingCert({ hosts: ['127.0.0.1'] });
+      const cert = await makeServingCert({ hosts: [webhookHost()] });
       const sidecar = { name: 'e2e-sidecar', image: IMAGE };
       const patch: JsonPatchOperation[] = [
         { op: 'add', path: '/spec/containers/-', value: sidecar },
