@@ -39,12 +39,11 @@ function runScript(script: string, args: string[] = []): Promise<string> {
     let stdout = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
     child.once('error', reject);
-    child.once('exit', (code, signal) => {
+    // 'close', not 'exit': stdout is complete only then.
+    child.once('close', (code, signal) => {
+      const how = signal ?? `exit code ${String(code)}`;
       if (code === 0) resolve(stdout);
-      else
-        reject(
-          new Error(`e2e/cluster/${script} failed (${signal ?? `exit code ${String(code)}`})`),
-        );
+      else reject(new Error(`e2e/cluster/${script} failed (${how}); its messages are above`));
     });
   });
 }
