@@ -84,15 +84,12 @@ function childEnvironment(options: StartOptions): NodeJS.ProcessEnv {
   return env;
 }
 
+/** Signals the process group `pid` leads (every process started here leads its own). */
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal);
   } catch {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // already gone
-    }
+    // the whole group is gone
   }
 }
 
@@ -190,7 +187,7 @@ export class ManagedProcess {
       description,
       async () => {
         if (this.status) return failed(this.exitedEarly(description));
-        const { status, body } = await probe(url, options);
+        const { status, body } = await probe(url, { ca: options.ca, insecure: options.insecure });
         return status >= 200 && status < 300 ? done(undefined) : pending(`HTTP ${status}: ${body}`);
       },
       { intervalMs: 100, ...options },
@@ -208,7 +205,8 @@ export class ManagedProcess {
 
   private async terminate(): Promise<ExitStatus> {
     const grace = this.options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
-    if (!this.status) signalGroup(this.pid, 'SIGTERM');
+    // The whole group, also when the process itself has ended but left children behind.
+    signalGroup(this.pid, 'SIGTERM');
     // ref: false, so a pending timer does not hold the test process open.
     const timer = sleep(grace, undefined, { ref: false }).then(() => undefined);
     const status = await Promise.race([this.exited, timer]);
