@@ -3,11 +3,11 @@
 //  - otherwise: bring the local cluster up with e2e/cluster/up.sh; global teardown stops it
 //    again unless it was already up before the run (make cluster-up).
 
-import { readdirSync, realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import { E2E_ENV, type ClusterKind } from './environment';
 import { upLocalCluster } from './local-cluster';
-import { defaultLogRoot, prepareLogDir } from './log-dir';
+import { defaultLogRoot, prepareLogDir, runFolders, runIsActive } from './log-dir';
 import { localClusterStateDir } from './paths';
 import { reapLeftoverProcesses } from './process';
 
@@ -23,20 +23,21 @@ function sameFile(a: string, b: string): boolean {
   }
 }
 
-/** Processes earlier runs leaked (a run killed before its teardown). */
+/** Kills processes that earlier runs, killed before their teardown, left running. */
 function reapEarlierRuns(): void {
-  const root = defaultLogRoot();
-  let runs: string[];
-  try {
-    runs = readdirSync(root);
-  } catch {
-    return;
-  }
-  for (const run of runs) {
-    if (run === 'latest') continue;
-    for (const killed of reapLeftoverProcesses(path.join(root, run))) {
+  for (const run of runFolders().filter((name) => !runIsActive(name))) {
+    for (const killed of reapLeftoverProcesses(path.join(defaultLogRoot(), run))) {
       note(`killed ${killed}, left running by an earlier run`);
     }
+  }
+}
+
+/** KUBECONFIG may list several files; at least one must exist. */
+function checkKubeconfig(value: string): void {
+  if (!value.split(path.delimiter).some((file) => file && existsSync(file))) {
+    throw new Error(
+      `KUBECONFIG=${value} names no existing file: unset it to use the local cluster`,
+    );
   }
 }
 
@@ -52,6 +53,7 @@ export default async function globalSetup(): Promise<void> {
   note(`logs of this run: ${logs}`);
   const given = process.env.KUBECONFIG?.trim();
   if (given) {
+    checkKubeconfig(given);
     const local = sameFile(given, path.join(localClusterStateDir(), 'kubeconfig'));
     useCluster(given, local ? 'local' : 'external');
     note(`using the cluster of KUBECONFIG=${given} (${local ? 'the local one' : 'external'})`);

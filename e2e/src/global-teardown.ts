@@ -14,8 +14,9 @@ function note(message: string): void {
 
 export default async function globalTeardown(): Promise<void> {
   const logs = logDir();
-  for (const killed of reapLeftoverProcesses(logs))
+  for (const killed of reapLeftoverProcesses(logs)) {
     note(`killed ${killed}: a test did not stop it`);
+  }
   if (process.env[E2E_ENV.startedCluster] !== '1') return;
   if (process.env[E2E_ENV.keepCluster] === '1') {
     note(`${E2E_ENV.keepCluster}=1: leaving the local cluster up (make cluster-down stops it)`);

@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, unlinkSync } f
 import * as path from 'node:path';
 import { E2E_ENV } from './environment';
 import { outriggerCacheDir } from './paths';
+import { isRunning } from './proc-fs';
 
 /** Where the run folders go when OUTRIGGER_E2E_LOG_DIR is not set. */
 export function defaultLogRoot(): string {
@@ -15,7 +16,24 @@ export function defaultLogRoot(): string {
 /** How many run folders to keep under the default root, the new one included. */
 export const KEPT_RUNS = 10;
 
-const RUN_NAME = /^\d{8}-\d{6}-\d+$/;
+const RUN_NAME = /^\d{8}-\d{6}-(\d+)$/;
+
+/** Run folders under `root`, oldest first. */
+export function runFolders(root: string = defaultLogRoot()): string[] {
+  try {
+    return readdirSync(root)
+      .filter((name) => RUN_NAME.test(name))
+      .sort();
+  } catch {
+    return [];
+  }
+}
+
+/** True while the test runner that made a run folder still runs (another `make e2e`). */
+export function runIsActive(name: string): boolean {
+  const pid = Number(RUN_NAME.exec(name)?.[1]);
+  return pid === process.pid || isRunning(pid);
+}
 
 function runName(now: Date): string {
   const pad = (n: number): string => String(n).padStart(2, '0');
@@ -25,11 +43,9 @@ function runName(now: Date): string {
 }
 
 function pruneRuns(root: string, keep: number): void {
-  const runs = readdirSync(root)
-    .filter((name) => RUN_NAME.test(name))
-    .sort();
+  const runs = runFolders(root);
   for (const name of runs.slice(0, Math.max(0, runs.length - keep))) {
-    rmSync(path.join(root, name), { recursive: true, force: true });
+    if (!runIsActive(name)) rmSync(path.join(root, name), { recursive: true, force: true });
   }
 }
 
