@@ -9,7 +9,12 @@ export const E2E_ENV = {
   cluster: 'OUTRIGGER_E2E_CLUSTER',
   /** This run's folder for logs, certificates and kubeconfigs (set it to choose the folder). */
   logDir: 'OUTRIGGER_E2E_LOG_DIR',
-  /** `1` when global setup started the local cluster, so global teardown stops it. */
+  /**
+   * The local cluster's state directory, when global setup brought it up with up.sh (not when
+   * KUBECONFIG was given): global teardown then releases it (see local-cluster.ts).
+   */
+  localStateDir: 'OUTRIGGER_E2E_LOCAL_STATE_DIR',
+  /** `1` when global setup started the local cluster (it was not up before). */
   startedCluster: 'OUTRIGGER_E2E_STARTED_CLUSTER',
   /** Set to 1 to leave a cluster that global setup started running after the run. */
   keepCluster: 'OUTRIGGER_E2E_KEEP_CLUSTER',

@@ -61,10 +61,11 @@ export default async function globalSetup(): Promise<void> {
   }
   const cluster = await upLocalCluster();
   useCluster(cluster.kubeconfig, 'local');
+  process.env[E2E_ENV.localStateDir] = cluster.stateDir;
   if (cluster.startedHere) process.env[E2E_ENV.startedCluster] = '1';
   note(
     cluster.startedHere
       ? 'started the local cluster; global teardown stops it'
-      : 'the local cluster was already up; it stays up after the run',
+      : 'the local cluster was already up; it stays up unless a test run started it and no other run still uses it',
   );
 }

@@ -1,11 +1,21 @@
 // The local control plane of e2e/cluster, as global setup and teardown drive it: up.sh, telling a
-// cluster this run started from one a developer left up (make cluster-up), down.sh.
+// cluster a test run started from one a developer left up (make cluster-up), and down.sh once
+// the last run using a cluster that test runs started is done.
+//
+// Several runs may share the cluster (two people, or two terminals, running make e2e): each run
+// registers in <state>/e2e-runs/<pid>; a cluster started by a run carries <state>/e2e-started.
+// A run's teardown removes its registration and stops the cluster only if it carries that
+// marker and no other live run is registered. A cluster started by make cluster-up is never
+// stopped by a run.
 
 import { spawn } from 'node:child_process';
-import { cp, readFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { clusterScriptsDir, localClusterStateDir } from './paths';
-import { processIdentity } from './proc-fs';
+import { isRunning, processIdentity } from './proc-fs';
+
+const RUNS = 'e2e-runs';
+const STARTED_BY_A_RUN = 'e2e-started';
 
 export interface LocalCluster {
   /** The admin kubeconfig up.sh printed. */
@@ -48,7 +58,14 @@ function runScript(script: string, args: string[] = []): Promise<string> {
   });
 }
 
-/** Brings the local cluster up with up.sh (a no-op when it is already up). */
+/** Records this test run as a user of the cluster (and, if it started it, that a run did). */
+async function register(stateDir: string, startedHere: boolean): Promise<void> {
+  await mkdir(path.join(stateDir, RUNS), { recursive: true });
+  await writeFile(path.join(stateDir, RUNS, String(process.pid)), `${new Date().toISOString()}\n`);
+  if (startedHere) await writeFile(path.join(stateDir, STARTED_BY_A_RUN), `${process.pid}\n`);
+}
+
+/** Brings the local cluster up with up.sh (a no-op when it is already up) and registers this run. */
 export async function upLocalCluster(): Promise<LocalCluster> {
   const stateDir = localClusterStateDir();
   const before = await apiServerIdentity(stateDir);
@@ -61,12 +78,53 @@ export async function upLocalCluster(): Promise<LocalCluster> {
     return { kubeconfig, stateDir: path.dirname(kubeconfig), startedHere: false };
   }
   const after = await apiServerIdentity(stateDir);
-  return { kubeconfig, stateDir, startedHere: before === undefined || before !== after };
+  const startedHere = before === undefined || before !== after;
+  await register(stateDir, startedHere);
+  return { kubeconfig, stateDir, startedHere };
+}
+
+/** Other live test runs registered as users of the cluster. */
+async function otherUsers(stateDir: string): Promise<number[]> {
+  let entries: string[];
+  try {
+    entries = await readdir(path.join(stateDir, RUNS));
+  } catch {
+    return [];
+  }
+  const pids = entries.map(Number).filter((pid) => Number.isInteger(pid) && pid !== process.pid);
+  return pids.filter((pid) => isRunning(pid));
+}
+
+export type Release =
+  | { stop: true }
+  | { stop: false; reason: 'started outside the tests' | 'in use by other runs'; users: number[] };
+
+/**
+ * Ends this run's use of the cluster: says whether it should now be stopped (a test run started
+ * it and no other live run uses it).
+ */
+export async function releaseLocalCluster(stateDir: string): Promise<Release> {
+  await rm(path.join(stateDir, RUNS, String(process.pid)), { force: true });
+  const users = await otherUsers(stateDir);
+  let startedByARun = true;
+  try {
+    await readFile(path.join(stateDir, STARTED_BY_A_RUN));
+  } catch {
+    startedByARun = false;
+  }
+  if (!startedByARun) return { stop: false, reason: 'started outside the tests', users };
+  if (users.length > 0) return { stop: false, reason: 'in use by other runs', users };
+  return { stop: true };
 }
 
 /** Stops the local cluster and removes its state (down.sh). */
 export async function downLocalCluster(): Promise<void> {
   await runScript('down.sh');
+}
+
+/** From now on the cluster counts as started outside the tests: no run stops it. */
+export async function disownLocalCluster(stateDir: string): Promise<void> {
+  await rm(path.join(stateDir, STARTED_BY_A_RUN), { force: true });
 }
 
 /** Copies the components' logs (down.sh deletes them) into `destination`. */
