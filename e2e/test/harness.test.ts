@@ -248,7 +248,7 @@ describe('startProcess', () => {
     );
   });
 
-  it('is killed by global teardown if a test forgets to stop it', async () => {
+  it('is killed by the reaper global teardown runs if a test forgets to stop it', async () => {
     const forgotten = await startProcess({ name: 'forgotten', ...node(KEEP_ALIVE) });
     expect(reapLeftoverProcesses(logDir(), (pid) => pid === forgotten.pid)).toEqual([
       `forgotten (pid ${forgotten.pid}, log ${forgotten.logFile})`,
