@@ -72,13 +72,16 @@ export function post(
         headers: { 'content-type': 'application/json' },
       },
       (res) => {
+        // Read now: with keep-alive the socket goes back to the agent before 'end'.
+        const fingerprint =
+          (res.socket as TLSSocket | null)?.getPeerCertificate().fingerprint256 ?? '';
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () =>
           resolve({
             status: res.statusCode ?? 0,
             body: Buffer.concat(chunks).toString('utf8'),
-            fingerprint: (res.socket as TLSSocket).getPeerCertificate().fingerprint256,
+            fingerprint,
           }),
         );
         res.on('error', reject);
@@ -148,8 +151,7 @@ export function corpusPods(): { source: string; pod: PodLike }[] {
     const path = TEMPLATE_PATHS[String(value.kind)];
     if (!path) return;
     const template = path.reduce<unknown>((o, k) => (isRecord(o) ? o[k] : undefined), value);
-    if (isRecord(template))
-      out.push({ source: `${source} ${String(value.kind)}`, pod: template });
+    if (isRecord(template)) out.push({ source: `${source} ${String(value.kind)}`, pod: template });
   };
   const files = ['istio', 'linkerd'].flatMap((dir) =>
     readdirSync(join(CORPUS, dir)).map((f) => `${dir}/${f}`),
