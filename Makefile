@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:/usr/local/go/bin:$(PATH)
 
-.PHONY: setup deps build lint typecheck test test-unit e2e bench bench-inject \
+.PHONY: setup deps build lint typecheck test test-unit e2e bench bench-inject bench-webhook \
         cluster-build cluster-up cluster-down clean
 
 ## setup: install Node.js 24 and the dependencies, build the local control plane, build the code
@@ -31,7 +31,7 @@ test-unit:
 e2e:
 	npx jest -c e2e/jest.config.js --runInBand
 
-bench: bench-inject
+bench: bench-inject bench-webhook
 
 bench-inject: build
 	node shared/dist/bench/inject.bench.js
@@ -47,3 +47,6 @@ cluster-down:
 
 clean:
 	rm -rf */dist
+
+bench-webhook: build
+	node webhook/dist/bench/webhook.bench.js

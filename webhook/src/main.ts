@@ -1,7 +1,6 @@
 // outrigger-webhook: wires flags, configuration, certificate and namespace watches, and the two
 // servers; handles SIGTERM by failing readiness, finishing what is in flight, then exiting.
 
-import type { Server as HttpServer } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import { CoreV1Api, VersionApi, type KubeConfig, type V1Namespace } from '@kubernetes/client-node';
 import type { NamespaceMeta } from '@outrigger/shared';
@@ -18,7 +17,13 @@ import { FlagError, USAGE, parseFlags, type WebhookFlags } from './flags';
 import { ResilientWatch, loadKubeConfig } from './kube';
 import { createLogger, type Logger } from './log';
 import { WebhookMetrics } from './metrics';
-import { boundPort, createAdmissionHandler, startHttps, startMetricsServer } from './server';
+import {
+  boundPort,
+  closeUnusedConnections,
+  createAdmissionHandler,
+  startHttps,
+  startMetricsServer,
+} from './server';
 import { FileTlsSource, SecretTlsSource, TlsStore, type TlsSource } from './tls';
 
 export interface Webhook {
@@ -183,10 +188,10 @@ export async function startWebhook(flags: WebhookFlags, deps: WebhookDeps): Prom
   return { httpsPort: boundPort(https), metricsPort: boundPort(http), ready, shutdown };
 }
 
-/** Stops accepting, closes idle keep-alive connections as they become idle, waits for the rest. */
-async function drain(server: HttpsServer | HttpServer, deadlineMs = 25_000): Promise<void> {
+/** Stops accepting, closes connections as they become idle or if never used, waits for the rest. */
+async function drain(server: HttpsServer, deadlineMs = 25_000): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  const sweep = setInterval(() => server.closeIdleConnections(), 50);
+  const sweep = setInterval(() => closeUnusedConnections(server), 50);
   const deadline = setTimeout(() => server.closeAllConnections(), deadlineMs);
   await closed;
   clearInterval(sweep);

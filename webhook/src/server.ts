@@ -11,6 +11,7 @@ import {
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import type { TLSSocket } from 'node:tls';
 import {
   admitPod,
   admitWorkload,
@@ -171,6 +172,9 @@ export const SERVER_TIMEOUTS = {
   keepAliveTimeout: 120_000,
 };
 
+/** The open TLS connections of each admission server, for closeUnusedConnections(). */
+const openConnections = new WeakMap<HttpsServer, Set<TLSSocket>>();
+
 export function startHttps(
   handler: ReturnType<typeof createAdmissionHandler>,
   pair: KeyPair,
@@ -180,7 +184,27 @@ export function startHttps(
     { cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2', ...SERVER_TIMEOUTS },
     handler,
   );
+  const open = new Set<TLSSocket>();
+  server.on('secureConnection', (socket: TLSSocket) => {
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
+  });
+  openConnections.set(server, open);
   return listen(server, address);
+}
+
+/**
+ * Closes every connection that carries no request: the idle keep-alive ones, and those that
+ * never carried one. The API server's HTTP client dials connections ahead of need and keeps the
+ * spares; Node counts a connection active until its first request arrives (so headersTimeout can
+ * reap silent clients), so closeIdleConnections() skips those, and server.close() would wait for
+ * them until the drain deadline.
+ */
+export function closeUnusedConnections(server: HttpsServer): void {
+  server.closeIdleConnections();
+  // Nothing read yet means not even part of a request: closing loses nothing.
+  for (const socket of openConnections.get(server) ?? [])
+    if (socket.bytesRead === 0) socket.destroy();
 }
 
 export interface Probes {

@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { get } from 'node:http';
 import { Agent } from 'node:https';
 import { join } from 'node:path';
+import { connect, type TLSSocket } from 'node:tls';
 import { makeCert, post, review } from './support';
 
 jest.setTimeout(60_000);
@@ -94,6 +95,43 @@ it('drains on SIGTERM under traffic without a failed request', async () => {
   expect(before).toBeGreaterThan(20);
   expect(ok).toBeGreaterThan(before);
   expect(await w.exited).toBe(0);
+});
+
+it('exits at once on SIGTERM while a client holds a connection it never used', async () => {
+  const cert = makeCert();
+  const w = await start([
+    '--listen',
+    '127.0.0.1:0',
+    '--metrics-listen',
+    '127.0.0.1:0',
+    '--tls-cert-file',
+    cert.cert,
+    '--tls-key-file',
+    cert.key,
+    '--shutdown-delay-seconds',
+    '0',
+  ]);
+  const agent = new Agent({ keepAlive: true });
+  const body = review({ metadata: {}, spec: { containers: [{ name: 'a' }] } });
+  const used = await post(w.httpsPort, '/mutate/pods', body, { agent, ca: [cert.certPem] });
+  expect(used.status).toBe(200);
+  // The API server's HTTP client dials connections ahead of need and keeps the spares: TLS is
+  // set up, no request is ever sent. Node counts such a connection active, not idle.
+  const spare = await new Promise<TLSSocket>((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port: w.httpsPort, ca: [cert.certPem] }, () =>
+      resolve(socket),
+    );
+    socket.once('error', reject);
+  });
+  spare.on('error', () => undefined);
+  const spareClosed = new Promise((resolve) => spare.once('close', resolve));
+  const sigterm = Date.now();
+  w.child.kill('SIGTERM');
+  expect(await w.exited).toBe(0);
+  await spareClosed;
+  // Not the drain deadline (25 s): neither connection carries a request.
+  expect(Date.now() - sigterm).toBeLessThan(5_000);
+  agent.destroy();
 });
 
 it('refuses bad flags with the fix, and exits 2', async () => {
