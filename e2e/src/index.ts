@@ -3,6 +3,7 @@
 export * from './admission-server';
 export * from './api-error';
 export * from './apply';
+export * from './build';
 export * from './cluster';
 export * from './dump';
 export * from './environment';

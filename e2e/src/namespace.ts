@@ -14,6 +14,7 @@ export interface NamespaceOptions {
   /** The start of the name (default "e2e"); a random suffix follows. */
   prefix?: string;
   labels?: Record<string, string>;
+  annotations?: Record<string, string>;
   /**
    * Wait until the ServiceAccount controller made the `default` ServiceAccount (default true):
    * until then the API server rejects pods that do not name another ServiceAccount.
@@ -40,16 +41,13 @@ function namespaceName(prefix: string): string {
   return `${(clean || 'e2e').slice(0, MAX_NAME - suffix.length - 1)}-${suffix}`;
 }
 
-async function createUnique(
-  cluster: Cluster,
-  prefix: string,
-  labels: Record<string, string>,
-): Promise<string> {
+async function createUnique(cluster: Cluster, options: NamespaceOptions): Promise<string> {
   for (let attempt = 0; ; attempt++) {
-    const name = namespaceName(prefix);
+    const name = namespaceName(options.prefix ?? 'e2e');
+    const labels = { ...options.labels, [E2E_NAMESPACE_LABEL]: 'true' };
     try {
       await cluster.core.createNamespace({
-        body: { metadata: { name, labels: { ...labels, [E2E_NAMESPACE_LABEL]: 'true' } } },
+        body: { metadata: { name, labels, annotations: options.annotations } },
       });
       return name;
     } catch (error) {
@@ -67,7 +65,7 @@ export async function createNamespace(
   cluster: Cluster,
   options: NamespaceOptions = {},
 ): Promise<string> {
-  const name = await createUnique(cluster, options.prefix ?? 'e2e', options.labels ?? {});
+  const name = await createUnique(cluster, options);
   if (options.waitForDefaultServiceAccount ?? true) {
     await waitFor(
       `the default ServiceAccount in namespace ${name}`,
