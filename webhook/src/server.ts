@@ -119,15 +119,18 @@ async function serve(
   const { outcome, reason } = admission.result;
   deps.metrics.admissions.inc({ endpoint, outcome, reason });
   deps.metrics.duration.observe({ endpoint, outcome }, (performance.now() - start) / 1000);
-  deps.logger.debug('admission', {
-    uid: request.uid,
-    endpoint,
-    outcome,
-    reason,
-    namespace: request.namespace,
-    owner: admission.owner,
-    dryRun: request.dryRun,
-  });
+  // Checked first: winston builds the whole log entry before it filters by level.
+  if (deps.logger.isDebugEnabled()) {
+    deps.logger.debug('admission', {
+      uid: request.uid,
+      endpoint,
+      outcome,
+      reason,
+      namespace: request.namespace,
+      owner: admission.owner,
+      dryRun: request.dryRun,
+    });
+  }
 }
 
 async function answer(
