@@ -18,7 +18,7 @@ import {
 } from './names';
 import { resolveOwner, type Owner } from './owner';
 import { resolveOverrides, type Overrides } from './overrides';
-import { addToList, addToMap, type AddOperation } from './patch';
+import { addToList, addToMap, registerFragment, type AddOperation } from './patch';
 import { configRevision } from './revision';
 import { quantityValue } from './schema';
 
@@ -97,6 +97,7 @@ export function injectPod(input: InjectInput): InjectionResult {
 interface Build {
   pod: PodLike;
   snapshot: ConfigSnapshot;
+  /** Only for the pod's own metadata: the sidecar parts must not depend on the owner. */
   owner: Owner;
   overrides: Overrides;
   native: boolean;
@@ -104,26 +105,16 @@ interface Build {
 }
 
 function buildPatch(b: Build): AddOperation[] {
-  const { config } = b.snapshot;
   const spec = b.pod.spec ?? { containers: [] };
-  const useInit = b.overrides['init-container'] ?? config.init.enabled;
-  const proxy = proxyContainer(b);
-  const init = useInit ? [initContainer(b)] : [];
-  const initContainers = b.native ? [...init, proxy] : init;
-  const containers = b.native ? [] : [proxy];
-  const status = {
-    revision: b.snapshot.revision,
-    initContainers: initContainers.map((c) => c.name),
-    containers: containers.map((c) => c.name),
-    volumes: [IDENTITY_VOLUME],
-  };
-  const annotations: Record<string, string> = { [STATUS]: JSON.stringify(status) };
+  const parts = sidecarParts(b);
+  const { initContainers, containers } = parts;
+  const annotations: Record<string, string> = { [STATUS]: parts.status };
+  const podAnnotations = b.pod.metadata?.annotations ?? {};
+  // The proxy reads its owner from these (labels may be shortened; annotations never are).
+  if (podAnnotations[OWNER_KIND] === undefined) annotations[OWNER_KIND] = b.owner.kind;
+  if (podAnnotations[OWNER_NAME] === undefined) annotations[OWNER_NAME] = b.owner.name;
   const firstUserContainer = spec.containers[0]?.name;
-  if (
-    !b.native &&
-    firstUserContainer &&
-    b.pod.metadata?.annotations?.[DEFAULT_CONTAINER] === undefined
-  )
+  if (!b.native && firstUserContainer && podAnnotations[DEFAULT_CONTAINER] === undefined)
     annotations[DEFAULT_CONTAINER] = firstUserContainer;
   const labels = {
     [REVISION]: b.snapshot.revision,
@@ -134,13 +125,66 @@ function buildPatch(b: Build): AddOperation[] {
     ...metadataOps(b.pod, labels, annotations),
     ...addToList(['spec', 'initContainers'], spec.initContainers, initContainers, 'front'),
     ...addToList(['spec', 'containers'], spec.containers, containers, 'front'),
-    ...addToList(
-      ['spec', 'volumes'],
-      spec.volumes,
-      [{ name: IDENTITY_VOLUME, emptyDir: { medium: 'Memory' } }],
-      'back',
-    ),
+    ...addToList(['spec', 'volumes'], spec.volumes, [IDENTITY_VOLUME_SOURCE], 'back'),
   ];
+}
+
+const IDENTITY_VOLUME_SOURCE = deepFreeze({
+  name: IDENTITY_VOLUME,
+  emptyDir: { medium: 'Memory' },
+});
+registerFragment(IDENTITY_VOLUME_SOURCE);
+
+/** What injection adds that depends only on the configuration and the overrides, not the pod. */
+interface SidecarParts {
+  initContainers: readonly Container[];
+  containers: readonly Container[];
+  /** The value of the outrigger.dev/status annotation. */
+  status: string;
+}
+
+/** At most this many override combinations are kept per configuration. */
+const MAX_PARTS_PER_SNAPSHOT = 256;
+const partsCache = new WeakMap<ConfigSnapshot, Map<string, SidecarParts>>();
+
+/**
+ * The sidecar containers, built once per configuration snapshot and combination of overrides,
+ * frozen, with their JSON computed once (see serializePatch): almost every pod of a cluster
+ * shares a handful of combinations, so the webhook serializes them once, not once per pod.
+ */
+function sidecarParts(b: Build): SidecarParts {
+  const key = JSON.stringify([
+    b.native,
+    b.resources,
+    b.overrides['proxy-image'],
+    b.overrides['proxy-log-level'],
+    b.overrides['init-container'],
+    b.overrides['skip-inbound-ports'],
+    b.overrides['skip-outbound-ports'],
+  ]);
+  let forSnapshot = partsCache.get(b.snapshot);
+  if (!forSnapshot) partsCache.set(b.snapshot, (forSnapshot = new Map<string, SidecarParts>()));
+  const cached = forSnapshot.get(key);
+  if (cached) return cached;
+  const parts = buildParts(b);
+  if (forSnapshot.size >= MAX_PARTS_PER_SNAPSHOT) forSnapshot.clear();
+  forSnapshot.set(key, parts);
+  return parts;
+}
+
+function buildParts(b: Build): SidecarParts {
+  const useInit = b.overrides['init-container'] ?? b.snapshot.config.init.enabled;
+  const proxy = registerFragment(deepFreeze(proxyContainer(b)));
+  const init = useInit ? [registerFragment(deepFreeze(initContainer(b)))] : [];
+  const initContainers = b.native ? [...init, proxy] : init;
+  const containers = b.native ? [] : [proxy];
+  const status = JSON.stringify({
+    revision: b.snapshot.revision,
+    initContainers: initContainers.map((c) => c.name),
+    containers: containers.map((c) => c.name),
+    volumes: [IDENTITY_VOLUME],
+  });
+  return { initContainers, containers, status };
 }
 
 function metadataOps(
@@ -194,6 +238,7 @@ export function proxyResources(
   return { resources, warnings };
 }
 
+/** The proxy's environment; the pod-specific values come through the downward API. */
 function proxyEnv(b: Build): EnvVar[] {
   const { config, revision } = b.snapshot;
   const { ports } = config.proxy;
@@ -201,8 +246,8 @@ function proxyEnv(b: Build): EnvVar[] {
   return [
     { name: ENV.podName, valueFrom: fieldRef('metadata.name') },
     { name: ENV.podNamespace, valueFrom: fieldRef('metadata.namespace') },
-    { name: ENV.ownerKind, value: b.owner.kind },
-    { name: ENV.ownerName, value: b.owner.name },
+    { name: ENV.ownerKind, valueFrom: fieldRef(`metadata.annotations['${OWNER_KIND}']`) },
+    { name: ENV.ownerName, valueFrom: fieldRef(`metadata.annotations['${OWNER_NAME}']`) },
     { name: ENV.revision, value: revision },
     { name: ENV.logLevel, value: b.overrides['proxy-log-level'] ?? config.proxy.logLevel },
     { name: ENV.inboundPort, value: String(ports.inbound) },

@@ -53,3 +53,31 @@ export function rebase(ops: readonly AddOperation[], prefix: readonly string[]):
   const base = pointer(prefix);
   return ops.map((o) => ({ ...o, path: base + o.path }));
 }
+
+/** JSON computed once for frozen values that many patches share (the sidecar containers). */
+const fragments = new WeakMap<object, string>();
+
+/** Remembers the JSON of a frozen value, so serializePatch can splice it in. */
+export function registerFragment<T extends object>(value: T): T {
+  if (!Object.isFrozen(value))
+    throw new Error('only frozen values can be registered: their JSON must not go stale');
+  fragments.set(value, JSON.stringify(value));
+  return value;
+}
+
+function toJson(value: unknown): string {
+  if (typeof value === 'object' && value !== null) {
+    const known = fragments.get(value);
+    if (known !== undefined) return known;
+    if (Array.isArray(value)) return `[${value.map(toJson).join(',')}]`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * The patch as JSON, the same text JSON.stringify gives, but splicing in the JSON of shared
+ * parts computed once: the sidecar containers are most of every patch.
+ */
+export function serializePatch(ops: readonly AddOperation[]): string {
+  return `[${ops.map((o) => `{"op":"add","path":${JSON.stringify(o.path)},"value":${toJson(o.value)}}`).join(',')}]`;
+}

@@ -13,6 +13,7 @@ import {
   REVISION,
   STATUS,
   injectPod,
+  serializePatch,
   type Container,
   type PodLike,
 } from '../src';
@@ -25,7 +26,7 @@ const SNAPSHOTS = [
 ];
 const OUR_CONTAINERS = ['outrigger-proxy', 'outrigger-init'];
 const OUR_LABELS = [REVISION, OWNER_KIND, OWNER_NAME];
-const OUR_ANNOTATIONS = [STATUS, 'kubectl.kubernetes.io/default-container'];
+const OUR_ANNOTATIONS = [STATUS, OWNER_KIND, OWNER_NAME, 'kubectl.kubernetes.io/default-container'];
 
 const dnsLabel = fc.stringMatching(/^[a-z][a-z0-9-]{0,10}[a-z0-9]$/);
 const labelKey = fc.oneof(
@@ -145,6 +146,17 @@ describe('injection properties', () => {
   it('the patch only adds', () => {
     fc.assert(
       fc.property(caseArb, (c) => injected(c.pod, c).ops.every((o) => o.op === 'add')),
+      RUNS,
+    );
+  });
+
+  it('serializePatch gives exactly the JSON of the patch', () => {
+    fc.assert(
+      fc.property(caseArb, (c) => {
+        const r = inject(c.pod, c);
+        if (!r.injected) throw new Error(r.reason);
+        expect(serializePatch(r.patch)).toBe(JSON.stringify(r.patch));
+      }),
       RUNS,
     );
   });

@@ -1,7 +1,7 @@
 // AdmissionReview v1 on the wire: reading a request body strictly enough to answer 400 with a
 // useful message, and building responses (allow, JSONPatch, warnings, denial).
 
-import { isRecord, type AddOperation, type KubeObject } from '@outrigger/shared';
+import { isRecord, serializePatch, type AddOperation, type KubeObject } from '@outrigger/shared';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 
@@ -121,7 +121,7 @@ export function allow(
   const response: AdmissionResponse = { uid, allowed: true };
   if (patch.length > 0) {
     response.patchType = 'JSONPatch';
-    response.patch = Buffer.from(JSON.stringify(patch)).toString('base64');
+    response.patch = Buffer.from(serializePatch(patch)).toString('base64');
   }
   if (warnings.length > 0) response.warnings = warnings.map(clip);
   return response;
