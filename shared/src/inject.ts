@@ -153,15 +153,19 @@ const partsCache = new WeakMap<ConfigSnapshot, Map<string, SidecarParts>>();
  * shares a handful of combinations, so the webhook serializes them once, not once per pod.
  */
 function sidecarParts(b: Build): SidecarParts {
-  const key = JSON.stringify([
-    b.native,
-    b.resources,
-    b.overrides['proxy-image'],
-    b.overrides['proxy-log-level'],
-    b.overrides['init-container'],
-    b.overrides['skip-inbound-ports'],
-    b.overrides['skip-outbound-ports'],
-  ]);
+  // Nearly every pod has no overrides: a constant key spares serializing the rest.
+  const plain = Object.keys(b.overrides).length === 0;
+  const key = plain
+    ? `plain:${b.native}`
+    : JSON.stringify([
+        b.native,
+        b.resources,
+        b.overrides['proxy-image'],
+        b.overrides['proxy-log-level'],
+        b.overrides['init-container'],
+        b.overrides['skip-inbound-ports'],
+        b.overrides['skip-outbound-ports'],
+      ]);
   let forSnapshot = partsCache.get(b.snapshot);
   if (!forSnapshot) partsCache.set(b.snapshot, (forSnapshot = new Map<string, SidecarParts>()));
   const cached = forSnapshot.get(key);

@@ -75,6 +75,28 @@ export class WebhookMetrics {
     });
   }
 
+  private readonly answered = new Map<
+    string,
+    { count: () => void; time: (seconds: number) => void }
+  >();
+
+  /**
+   * Counts one answered admission and its duration. The labelled children are looked up once
+   * per combination: resolving label objects on every request is a measurable share of it.
+   */
+  observe(labels: { endpoint: string; outcome: string; reason: string }, seconds: number): void {
+    const key = `${labels.endpoint}|${labels.outcome}|${labels.reason}`;
+    let entry = this.answered.get(key);
+    if (!entry) {
+      const counter = this.admissions.labels(labels.endpoint, labels.outcome, labels.reason);
+      const histogram = this.duration.labels(labels.endpoint, labels.outcome);
+      entry = { count: () => counter.inc(), time: (s) => histogram.observe(s) };
+      this.answered.set(key, entry);
+    }
+    entry.count();
+    entry.time(seconds);
+  }
+
   setRevision(revision: string): void {
     this.configRevision.reset();
     this.configRevision.set({ revision }, 1);

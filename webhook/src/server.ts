@@ -117,8 +117,7 @@ async function serve(
   const admission = await answer(endpoint, request, deps);
   send(res, 200, JSON.stringify(wrap(admission.response)));
   const { outcome, reason } = admission.result;
-  deps.metrics.admissions.inc({ endpoint, outcome, reason });
-  deps.metrics.duration.observe({ endpoint, outcome }, (performance.now() - start) / 1000);
+  deps.metrics.observe({ endpoint, outcome, reason }, (performance.now() - start) / 1000);
   // Checked first: winston builds the whole log entry before it filters by level.
   if (deps.logger.isDebugEnabled()) {
     deps.logger.debug('admission', {
