@@ -3,7 +3,7 @@
 // both measured in this run: throughput at saturation, latency at a fixed 1,000 requests/s,
 // and resident memory over 100,000 requests.
 
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseAllDocuments } from 'yaml';
 import { TEMPLATE_PATHS, isRecord } from '@outrigger/shared';
+import { makeCert } from '../test/support';
 
 const ROOT = join(__dirname, '..', '..', '..');
 const CORPUS = join(ROOT, '..', 'shared', 'corpus');
@@ -172,33 +173,11 @@ async function measure(target: Target, ca: string, bodies: string[]): Promise<Re
 }
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'outrigger-bench-'));
-  const cert = join(dir, 'tls.crt');
-  const key = join(dir, 'tls.key');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '1',
-      '-subj',
-      '/CN=bench',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
-  const ca = readFileSync(cert, 'utf8');
+  const {
+    cert,
+    key,
+    certPem: ca,
+  } = makeCert(mkdtempSync(join(tmpdir(), 'outrigger-bench-')), 'bench');
   const bodies = corpusBodies();
   const webhookBin = join(ROOT, 'webhook', 'bin', 'outrigger-webhook.js');
   const bareJs = join(__dirname, 'bare-server.js');
