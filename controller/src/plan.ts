@@ -1,0 +1,720 @@
+// The controller's decisions, with no I/O and no clock: what state each owner is in, and which
+// owners a wave restarts now (DESIGN section 4, "Upgrades" and "Healing"; issue 5). Everything
+// they need to resume is read back from annotations the controller wrote into the cluster, so a
+// replacement controller reaches the same decisions and never restarts an owner twice.
+
+import {
+  AUTO_RESTART,
+  CONFIG_REVISION,
+  DISABLED,
+  OWNER_KIND,
+  OWNER_NAME,
+  PREFIX,
+  STAMPED,
+  decideOptIn,
+  desiredStamp,
+  isRecord,
+  readStamp,
+  stampEquals,
+  stampMergePatch,
+  templateOf,
+  type Config,
+  type Labels,
+  type NamespaceMeta,
+  type RolloutConfig,
+  type StampedKind,
+} from '@outrigger/shared';
+import {
+  deadlineExceeded,
+  isOnDelete,
+  rolloutStatus,
+  type RolloutStatus,
+  type Workload,
+} from './rollout-status';
+
+// Names the controller writes. They are wire names like those of DESIGN section 3 and will
+// move to shared/src/names.ts once this API settles; until then they are defined only here.
+
+/** Workload annotation: the revision Outrigger last restarted the owner to ("none": shed). */
+export const RESTARTED_REVISION = `${PREFIX}/restarted-revision`;
+/**
+ * Workload annotation: when (RFC 3339); our deadline counts from it. Also written into the
+ * template when a restart would otherwise leave the template unchanged (a heal, say), because
+ * only a template change makes the owner roll.
+ */
+export const RESTARTED_AT = `${PREFIX}/restarted-at`;
+/**
+ * Workload annotation: when that restart was seen complete; following it ends here. Without
+ * it, an owner that finished and later lost a pod (a node went down) would look like a
+ * restart of ours running past its deadline, and stop the wave.
+ */
+export const COMPLETED_AT = `${PREFIX}/completed-at`;
+/** Workload annotations: the revision and time of the last heal of escaped pods. */
+export const HEALED_REVISION = `${PREFIX}/healed-revision`;
+export const HEALED_AT = `${PREFIX}/healed-at`;
+/** ConfigMap annotation: `<revision> <why>`, written when a stall stops the wave. */
+export const WAVE_STOPPED = `${PREFIX}/wave-stopped`;
+/** ConfigMap annotation: an admin sets it (any value) to resume a stopped wave. */
+export const RESUME = `${PREFIX}/resume`;
+/** ConfigMap annotation: when the controller last acted on a resume (RFC 3339). */
+export const RESUMED_AT = `${PREFIX}/resumed-at`;
+
+/** The target of an owner that should run no sidecar; no revision hash looks like it. */
+export const NO_REVISION = 'none';
+
+export const OWNER_STATES = [
+  'current',
+  'outdated',
+  'rolling',
+  'stalled',
+  'escaped',
+  'opted-out',
+  'on-delete',
+  'not-enabled',
+] as const;
+export type OwnerState = (typeof OWNER_STATES)[number];
+
+export interface OwnerRef {
+  namespace: string;
+  kind: StampedKind;
+  name: string;
+}
+
+export const ownerKey = (o: OwnerRef): string => `${o.namespace}/${o.kind}/${o.name}`;
+
+// Plain code-unit comparison, not localeCompare: the order must not depend on the locale of
+// whichever replica holds the lease.
+const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+export function compareOwners(a: OwnerRef, b: OwnerRef): number {
+  return cmp(a.namespace, b.namespace) || cmp(a.kind, b.kind) || cmp(a.name, b.name);
+}
+
+/** A rollout to a new revision, a heal of escaped pods, or shedding sidecars after opt-out. */
+export type RestartKind = 'rollout' | 'heal' | 'shed';
+
+/** Counts of the owner's pods, which the caller selects by label. */
+export interface PodCounts {
+  /** Stamped, no `outrigger.dev/revision`, no `outrigger.dev/skipped`: passed the webhook by. */
+  escaped: number;
+  /** Injected with a revision other than the current one. */
+  outdated: number;
+  /** Carrying our sidecar at any revision; what matters once the owner is out of scope. */
+  injected: number;
+}
+
+export interface OwnerInput {
+  workload: Workload;
+  /**
+   * The namespace, not just a flag: the template's own `outrigger.dev/inject` can opt the
+   * owner in or out against it, and the webhook decides by the same table (decide.ts).
+   */
+  namespace: NamespaceMeta;
+  config: Config;
+  /** The current configuration revision. */
+  revision: string;
+  pods: PodCounts;
+  nowMs: number;
+  systemNamespace?: string;
+}
+
+export interface RestartRecord {
+  revision: string;
+  atMs: number | undefined;
+  completed: boolean;
+}
+
+export interface HealRecord {
+  revision: string;
+  atMs: number | undefined;
+}
+
+export type StallReason = 'rollout-stalled' | 'deadline-exceeded';
+
+export interface Stall {
+  reason: StallReason;
+  /** When it stalled; a resume acknowledges stalls that began before it. */
+  sinceMs: number;
+  detail: string;
+}
+
+export interface OwnerAssessment {
+  owner: OwnerRef;
+  state: OwnerState;
+  detail: string;
+  /** The revision the owner should run: the current one, or NO_REVISION when out of scope. */
+  target: string;
+  /** The restart the owner needs, whether or not anything may act on it. */
+  due: { kind: RestartKind; detail: string } | undefined;
+  /** A restart of ours, to any revision, whose rollout has not finished. */
+  inFlight: boolean;
+  /** A restart of ours to the target whose rollout has not finished: we follow it. */
+  following: boolean;
+  /** Our restart to the target has finished and COMPLETED_AT is not written yet. */
+  completed: boolean;
+  /** Set when a restart of ours in flight has stalled. */
+  stall: Stall | undefined;
+  /** When our deadline for the followed rollout passes, if it is still running. */
+  deadlineAtMs: number | undefined;
+  restarted: RestartRecord | undefined;
+  healed: HealRecord | undefined;
+  rollout: RolloutStatus;
+}
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
+
+/** Milliseconds since the epoch, or undefined when the value is not an RFC 3339 time. */
+export function parseTime(value: string | undefined): number | undefined {
+  if (value === undefined || !RFC3339.test(value)) return undefined;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+/** RFC 3339 in whole seconds, the way Kubernetes writes its own times. */
+export const formatTime = (ms: number): string =>
+  new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+function readRestart(annotations: Labels): RestartRecord | undefined {
+  const revision = annotations[RESTARTED_REVISION];
+  if (!revision) return undefined;
+  return {
+    revision,
+    atMs: parseTime(annotations[RESTARTED_AT]),
+    completed: annotations[COMPLETED_AT] !== undefined,
+  };
+}
+
+function readHeal(annotations: Labels): HealRecord | undefined {
+  const revision = annotations[HEALED_REVISION];
+  return revision ? { revision, atMs: parseTime(annotations[HEALED_AT]) } : undefined;
+}
+
+function refOf(workload: Workload): OwnerRef {
+  const meta = workload.metadata ?? {};
+  return { namespace: meta.namespace ?? '', kind: workload.kind, name: meta.name ?? '' };
+}
+
+/** In scope: pods made from this template are to be injected (the webhook's own table). */
+function scope(input: OwnerInput): { in: boolean; detail: string } {
+  const template = templateOf(input.workload) ?? {};
+  const decision = decideOptIn({
+    pod: template,
+    namespaceName: input.namespace.name,
+    namespace: input.namespace,
+    config: input.config,
+    owner: { kind: input.workload.kind, name: refOf(input.workload).name, source: 'template' },
+    nativeSidecar: true,
+    systemNamespace: input.systemNamespace,
+  });
+  return decision.inject ? { in: true, detail: '' } : { in: false, detail: decision.detail };
+}
+
+function dueRestart(input: OwnerInput, inScope: boolean): OwnerAssessment['due'] {
+  const { pods, workload, revision } = input;
+  if (!inScope) {
+    if (!input.config.rollout.restartOnOptOut || pods.injected === 0) return undefined;
+    return { kind: 'shed', detail: `${pods.injected} pods still run the sidecar after opt-out` };
+  }
+  const stamp = readStamp(workload);
+  if (!stamp)
+    return { kind: 'rollout', detail: 'template not stamped: its pods predate injection' };
+  if (stamp.revision !== revision)
+    return { kind: 'rollout', detail: `stamped with revision ${stamp.revision}, not ${revision}` };
+  if (!stampEquals(stamp, desiredStamp(workload, revision)))
+    return { kind: 'rollout', detail: `stamp names ${stamp.ownerKind}/${stamp.ownerName}` };
+  if (pods.outdated > 0)
+    return { kind: 'rollout', detail: `${pods.outdated} pods run an older revision` };
+  if (pods.escaped > 0) return { kind: 'heal', detail: `${pods.escaped} pods escaped injection` };
+  return undefined;
+}
+
+const isSettled = (r: RolloutStatus): boolean =>
+  r.state === 'complete' || r.state === 'unsupported';
+
+function stallOf(
+  rollout: RolloutStatus,
+  record: RestartRecord,
+  input: OwnerInput,
+): Stall | undefined {
+  if (rollout.state === 'stalled')
+    return {
+      reason: 'rollout-stalled',
+      sinceMs: parseTime(rollout.since) ?? record.atMs ?? input.nowMs,
+      detail: rollout.detail,
+    };
+  const seconds = input.config.rollout.progressDeadlineSeconds;
+  if (record.atMs === undefined || !deadlineExceeded(record.atMs, input.nowMs, seconds))
+    return undefined;
+  return {
+    reason: 'deadline-exceeded',
+    sinceMs: record.atMs + seconds * 1000,
+    detail: `not complete ${seconds}s after the restart at ${formatTime(record.atMs)}: ${rollout.detail}`,
+  };
+}
+
+type Facts = Omit<OwnerAssessment, 'state' | 'detail'>;
+
+/** Where our own restart record stands against the rollout the workload reports. */
+function ownRestart(input: OwnerInput, target: string, rollout: RolloutStatus) {
+  const restarted = readRestart(input.workload.metadata?.annotations ?? {});
+  const open = restarted !== undefined && !restarted.completed;
+  const settled = isSettled(rollout);
+  const inFlight = open && !settled;
+  const following = inFlight && restarted.revision === target;
+  const stall = inFlight ? stallOf(rollout, restarted, input) : undefined;
+  const seconds = input.config.rollout.progressDeadlineSeconds;
+  // One past the deadline, because it is exceeded only strictly after it.
+  const deadlineAtMs =
+    following && !stall && restarted.atMs !== undefined
+      ? restarted.atMs + seconds * 1000 + 1
+      : undefined;
+  const completed = open && settled && restarted.revision === target;
+  return { restarted, inFlight, following, completed, stall, deadlineAtMs };
+}
+
+function facts(input: OwnerInput, inScope: boolean): Facts {
+  const target = inScope ? input.revision : NO_REVISION;
+  const rollout = rolloutStatus(input.workload);
+  return {
+    owner: refOf(input.workload),
+    target,
+    due: dueRestart(input, inScope),
+    ...ownRestart(input, target, rollout),
+    healed: readHeal(input.workload.metadata?.annotations ?? {}),
+    rollout,
+  };
+}
+
+type Classified = Pick<OwnerAssessment, 'state' | 'detail'>;
+
+function rolloutState(f: Facts): Classified {
+  if (f.stall) return { state: 'stalled', detail: f.stall.detail };
+  switch (f.rollout.state) {
+    case 'stalled':
+      return { state: 'stalled', detail: f.rollout.detail };
+    case 'progressing':
+      return { state: 'rolling', detail: f.rollout.detail };
+    case 'complete':
+    case 'unsupported':
+      return { state: 'current', detail: f.rollout.detail };
+  }
+}
+
+const autoRestartDisabled = (w: Workload): boolean =>
+  templateOf(w)?.metadata?.annotations?.[AUTO_RESTART] === DISABLED;
+
+/**
+ * First match wins: out of scope with nothing to shed; our own rollout in flight; nothing
+ * due; the two kinds of owner we never restart; someone else's rollout still running (wait
+ * for it rather than stack ours on it; a superseded restart of ours is replaced instead, as
+ * the new revision may be its fix); then the restart that is due.
+ */
+function classify(f: Facts, input: OwnerInput, scopeDetail: string): Classified {
+  if (!f.due && f.target === NO_REVISION) return { state: 'not-enabled', detail: scopeDetail };
+  if (f.following || !f.due) return rolloutState(f);
+  if (isOnDelete(input.workload))
+    return { state: 'on-delete', detail: `${f.due.detail}; OnDelete: delete its pods to update` };
+  if (autoRestartDisabled(input.workload))
+    return { state: 'opted-out', detail: `${f.due.detail}; ${AUTO_RESTART}=${DISABLED}` };
+  if (!isSettled(f.rollout) && !f.inFlight) return rolloutState(f);
+  return { state: f.due.kind === 'heal' ? 'escaped' : 'outdated', detail: f.due.detail };
+}
+
+export function assessOwner(input: OwnerInput): OwnerAssessment {
+  const inScope = scope(input);
+  const f = facts(input, inScope.in);
+  return { ...f, ...classify(f, input, inScope.detail) };
+}
+
+export function ownerState(input: OwnerInput): OwnerState {
+  return assessOwner(input).state;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The wave.
+
+export const ACTIONS = ['none', 'follow', 'restart', 'wait', 'skip', 'stop'] as const;
+export type Action = (typeof ACTIONS)[number];
+
+/** Why an owner got its action; a closed set for metrics, Events, logs and `outrigger status`. */
+export const REPORT_REASONS = [
+  'current',
+  'not-enabled',
+  'following',
+  'rollout-in-progress',
+  'rollout-stalled',
+  'deadline-exceeded',
+  'stall-acknowledged',
+  'on-delete',
+  'auto-restart-disabled',
+  'already-restarted',
+  'outdated',
+  'shed-sidecars',
+  'escaped',
+  'heal-disabled',
+  'heal-did-not-help',
+  'heal-backoff',
+  'wave-stopped',
+  'budget',
+  'manual-mode',
+] as const;
+export type ReportReason = (typeof REPORT_REASONS)[number];
+
+export interface ReportEntry {
+  owner: OwnerRef;
+  state: OwnerState;
+  action: Action;
+  reason: ReportReason;
+  detail: string;
+}
+
+export interface RestartOrder {
+  owner: OwnerRef;
+  kind: RestartKind;
+  /** The revision to record (NO_REVISION when shedding). */
+  revision: string;
+}
+
+export interface WaveStop {
+  /** The configuration revision the wave stopped at; a new revision lifts the stop. */
+  revision: string;
+  /** Free text: the owner, the reason and when, for the admin who reads the ConfigMap. */
+  reason: string;
+}
+
+/** The wave's record on the configuration ConfigMap. */
+export interface WaveState {
+  stopped: WaveStop | undefined;
+  resumeRequested: boolean;
+  resumedAtMs: number | undefined;
+}
+
+// The stop is `<revision> <free text>` rather than JSON: every value parses (a hand-edited
+// one cannot wedge the controller), and an admin can read it, or write one to stop a wave.
+function parseStop(value: string | undefined): WaveStop | undefined {
+  const text = value?.trim() ?? '';
+  if (text === '') return undefined;
+  const [revision = '', ...rest] = text.split(/\s+/);
+  return { revision, reason: rest.join(' ') };
+}
+
+export function readWave(annotations: Labels | undefined): WaveState {
+  return {
+    stopped: parseStop(annotations?.[WAVE_STOPPED]),
+    resumeRequested: (annotations?.[RESUME] ?? '') !== '',
+    resumedAtMs: parseTime(annotations?.[RESUMED_AT]),
+  };
+}
+
+export interface WaveInput {
+  owners: readonly OwnerAssessment[];
+  revision: string;
+  rollout: RolloutConfig;
+  wave: WaveState;
+  nowMs: number;
+}
+
+export interface StopDecision {
+  owner: OwnerRef;
+  reason: StallReason;
+  detail: string;
+}
+
+export interface WavePlan {
+  /** Owners to restart now (auto mode only). */
+  restart: RestartOrder[];
+  /** Followed rollouts now complete: record COMPLETED_AT (auto mode only). */
+  complete: OwnerRef[];
+  /** A new stop to record on the ConfigMap, with an Event and a metric (auto mode only). */
+  stop: StopDecision | undefined;
+  /** Consume the admin's resume: clear the stop and record RESUMED_AT (auto mode only). */
+  resume: boolean;
+  /** Whether the wave is stopped once this plan is carried out. */
+  stopped: boolean;
+  /** One entry per owner, in the stable order; in dry-run, what auto would do. */
+  report: ReportEntry[];
+  /** The earliest time the plan may change with nothing else changing (a deadline, a back-off). */
+  recheckAtMs: number | undefined;
+}
+
+interface Verdict {
+  action: Action;
+  reason: ReportReason;
+  detail: string;
+  /** A restart that may start now, subject to the wave being open and the budget. */
+  candidate?: RestartKind;
+  /** Whether this owner stops the wave. */
+  stops?: boolean;
+  recheckAtMs?: number;
+}
+
+interface Context {
+  rollout: RolloutConfig;
+  nowMs: number;
+  /** Stalls that began at or before this were acknowledged by a resume. */
+  resumedAtMs: number | undefined;
+}
+
+function stalledVerdict(a: OwnerAssessment, ctx: Context): Verdict {
+  if (!a.following || !a.stall) {
+    const detail = `stalled, but not in a restart of ours to ${a.target}: ${a.detail}`;
+    return a.due
+      ? { action: 'wait', reason: 'rollout-stalled', detail }
+      : { action: 'none', reason: 'rollout-stalled', detail };
+  }
+  if (ctx.resumedAtMs !== undefined && a.stall.sinceMs <= ctx.resumedAtMs)
+    return { action: 'none', reason: 'stall-acknowledged', detail: a.stall.detail };
+  return { action: 'stop', reason: a.stall.reason, detail: a.stall.detail, stops: true };
+}
+
+function outdatedVerdict(a: OwnerAssessment): Verdict {
+  const kind = a.due?.kind ?? 'rollout';
+  if (a.restarted?.revision === a.target)
+    return {
+      action: 'skip',
+      reason: 'already-restarted',
+      detail: `restarted to ${a.target} once already; not again for this revision (${a.detail})`,
+    };
+  return {
+    action: 'restart',
+    reason: kind === 'shed' ? 'shed-sidecars' : 'outdated',
+    detail: a.detail,
+    candidate: kind,
+  };
+}
+
+function escapedVerdict(a: OwnerAssessment, ctx: Context): Verdict {
+  if (!ctx.rollout.healEscapedPods)
+    return { action: 'skip', reason: 'heal-disabled', detail: a.detail };
+  const healed = a.healed;
+  if (healed?.revision === a.target)
+    return {
+      action: 'skip',
+      reason: 'heal-did-not-help',
+      detail: `healed once at this revision and ${a.detail}`,
+    };
+  // Back-off holds across revisions too, so a burst of configuration changes cannot turn
+  // into a loop of restarts of the same owner.
+  const until =
+    healed?.atMs === undefined ? undefined : healed.atMs + ctx.rollout.healBackoffSeconds * 1000;
+  if (until !== undefined && until > ctx.nowMs)
+    return {
+      action: 'wait',
+      reason: 'heal-backoff',
+      detail: `healed at ${formatTime(healed?.atMs ?? 0)}; next heal after ${formatTime(until)}`,
+      recheckAtMs: until,
+    };
+  return { action: 'restart', reason: 'escaped', detail: a.detail, candidate: 'heal' };
+}
+
+function verdict(a: OwnerAssessment, ctx: Context): Verdict {
+  switch (a.state) {
+    case 'current':
+      return { action: 'none', reason: 'current', detail: a.detail };
+    case 'not-enabled':
+      return { action: 'none', reason: 'not-enabled', detail: a.detail };
+    case 'rolling':
+      if (a.following)
+        return {
+          action: 'follow',
+          reason: 'following',
+          detail: a.detail,
+          recheckAtMs: a.deadlineAtMs,
+        };
+      return { action: a.due ? 'wait' : 'none', reason: 'rollout-in-progress', detail: a.detail };
+    case 'stalled':
+      return stalledVerdict(a, ctx);
+    case 'on-delete':
+      return { action: 'skip', reason: 'on-delete', detail: a.detail };
+    case 'opted-out':
+      return { action: 'skip', reason: 'auto-restart-disabled', detail: a.detail };
+    case 'outdated':
+      return outdatedVerdict(a);
+    case 'escaped':
+      return escapedVerdict(a, ctx);
+  }
+}
+
+interface Judged {
+  a: OwnerAssessment;
+  v: Verdict;
+}
+
+type GateReason = Extract<ReportReason, 'wave-stopped' | 'manual-mode' | 'budget'>;
+
+/** Why a candidate may not start now, or undefined when it may. */
+function gate(
+  input: WaveInput,
+  stopped: boolean,
+  slots: number,
+): { action: Action; reason: GateReason } | undefined {
+  if (stopped) return { action: 'wait', reason: 'wave-stopped' };
+  if (input.rollout.mode === 'manual') return { action: 'skip', reason: 'manual-mode' };
+  if (slots <= 0) return { action: 'wait', reason: 'budget' };
+  return undefined;
+}
+
+const GATE_DETAIL: Record<GateReason, string> = {
+  'wave-stopped': 'the wave is stopped until the configuration changes or an admin resumes it',
+  'manual-mode': 'mode manual: `outrigger restart` restarts it',
+  budget: 'the budget of rollouts at once is spent',
+};
+
+/**
+ * Turns restart candidates, in order, into restarts or waits: the wave's stop, the mode, then
+ * the budget, which only restarts of ours still rolling use up: a rollout someone else started
+ * or one that stalled would otherwise hold a slot for as long as it lasts.
+ */
+function admit(judged: readonly Judged[], input: WaveInput, stopped: boolean): Judged[] {
+  let slots = input.rollout.maxConcurrent - judged.filter(({ a }) => a.inFlight && !a.stall).length;
+  return judged.map(({ a, v }) => {
+    if (!v.candidate) return { a, v };
+    const held = gate(input, stopped, slots);
+    if (!held) {
+      slots -= 1;
+      return { a, v };
+    }
+    const why = GATE_DETAIL[held.reason];
+    return { a, v: { action: held.action, reason: held.reason, detail: `${v.detail}; ${why}` } };
+  });
+}
+
+function restartsOf(judged: readonly Judged[]): RestartOrder[] {
+  return judged.flatMap(({ a, v }) =>
+    v.candidate ? [{ owner: a.owner, kind: v.candidate, revision: a.target }] : [],
+  );
+}
+
+function stopOf(stopper: Judged | undefined): StopDecision | undefined {
+  const stall = stopper?.a.stall;
+  return stopper && stall
+    ? { owner: stopper.a.owner, reason: stall.reason, detail: stall.detail }
+    : undefined;
+}
+
+function earliest(times: readonly (number | undefined)[]): number | undefined {
+  const known = times.filter((t) => t !== undefined);
+  return known.length > 0 ? Math.min(...known) : undefined;
+}
+
+export function planWave(input: WaveInput): WavePlan {
+  const { rollout, wave, revision, nowMs } = input;
+  const auto = rollout.mode === 'auto';
+  // Manual and dry-run write nothing, so they cannot consume a resume; dry-run still reports
+  // as though it had, since that is what auto would do.
+  const resuming = wave.resumeRequested && rollout.mode !== 'manual';
+  const ctx: Context = { rollout, nowMs, resumedAtMs: resuming ? nowMs : wave.resumedAtMs };
+  const inForce = !resuming && wave.stopped?.revision === revision;
+  const owners = [...input.owners].sort((x, y) => compareOwners(x.owner, y.owner));
+  const considered = owners.map((a) => ({ a, v: verdict(a, ctx) }));
+  const stopper = considered.find(({ v }) => v.stops);
+  const stopped = inForce || stopper !== undefined;
+  const judged = admit(considered, input, stopped);
+  return {
+    restart: auto ? restartsOf(judged) : [],
+    complete: auto ? owners.filter((a) => a.completed).map((a) => a.owner) : [],
+    // An in-force stop is already recorded; writing it again would be a write for nothing.
+    stop: auto && !inForce ? stopOf(stopper) : undefined,
+    resume: auto && resuming,
+    stopped,
+    report: judged.map(({ a, v }) => ({
+      owner: a.owner,
+      state: a.state,
+      action: v.action,
+      reason: v.reason,
+      detail: v.detail,
+    })),
+    recheckAtMs: earliest(judged.map(({ v }) => v.recheckAtMs)),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The writes that record decisions in the cluster, as JSON merge patches (null deletes a key).
+
+type Patch = Record<string, unknown>;
+
+function merge(a: Patch, b: Patch): Patch {
+  const out: Patch = { ...a };
+  for (const [k, v] of Object.entries(b)) {
+    const prev = out[k];
+    out[k] = isRecord(prev) && isRecord(v) ? merge(prev, v) : v;
+  }
+  return out;
+}
+
+const STAMP_ANNOTATIONS = [OWNER_KIND, OWNER_NAME, CONFIG_REVISION];
+
+/** The template half of a restart: the stamp (or, when shedding, its removal). */
+function templatePatch(workload: Workload, order: RestartOrder, at: string): Patch {
+  const meta = templateOf(workload)?.metadata ?? {};
+  // The template must change or nothing rolls: a heal, pods left behind a current stamp, or
+  // shedding from a template that carries no stamp to take off.
+  const nudge = { spec: { template: { metadata: { annotations: { [RESTARTED_AT]: at } } } } };
+  if (order.kind === 'shed') {
+    const off = {
+      spec: {
+        template: {
+          metadata: {
+            labels: { [STAMPED]: null },
+            annotations: Object.fromEntries(STAMP_ANNOTATIONS.map((k) => [k, null])),
+          },
+        },
+      },
+    };
+    const stamped =
+      meta.labels?.[STAMPED] !== undefined ||
+      STAMP_ANNOTATIONS.some((k) => meta.annotations?.[k] !== undefined);
+    return stamped ? off : merge(off, nudge);
+  }
+  const stamp = desiredStamp(workload, order.revision);
+  const base = stampMergePatch(stamp);
+  return stampEquals(readStamp(workload), stamp) ? merge(base, nudge) : base;
+}
+
+export interface RestartPatchInput {
+  workload: Workload;
+  order: RestartOrder;
+  nowMs: number;
+}
+
+/**
+ * The one write that restarts an owner and records it. It carries the resourceVersion the
+ * decision was made on, so a write from a stale cache fails with a conflict instead of
+ * restarting an owner whose restart it has not seen yet.
+ */
+export function restartPatch({ workload, order, nowMs }: RestartPatchInput): Patch {
+  const at = formatTime(nowMs);
+  const annotations: Record<string, string | null> = {
+    [RESTARTED_REVISION]: order.revision,
+    [RESTARTED_AT]: at,
+    [COMPLETED_AT]: null,
+    ...(order.kind === 'heal' ? { [HEALED_REVISION]: order.revision, [HEALED_AT]: at } : {}),
+  };
+  const rv = workload.metadata?.resourceVersion;
+  const metadata = { ...(rv ? { resourceVersion: rv } : {}), annotations };
+  return merge({ metadata }, templatePatch(workload, order, at));
+}
+
+export function completionPatch(nowMs: number): Patch {
+  return { metadata: { annotations: { [COMPLETED_AT]: formatTime(nowMs) } } };
+}
+
+export interface WaveStopPatchInput {
+  stop: StopDecision;
+  revision: string;
+  nowMs: number;
+}
+
+/** The stop as one line an admin can read in `kubectl get configmap -o yaml`. */
+export function waveStopPatch({ stop, revision, nowMs }: WaveStopPatchInput): Patch {
+  const value = `${revision} ${ownerKey(stop.owner)} ${stop.reason} at ${formatTime(nowMs)}: ${stop.detail}`;
+  return { metadata: { annotations: { [WAVE_STOPPED]: value } } };
+}
+
+export function resumePatch(nowMs: number): Patch {
+  return {
+    metadata: {
+      annotations: { [WAVE_STOPPED]: null, [RESUME]: null, [RESUMED_AT]: formatTime(nowMs) },
+    },
+  };
+}
