@@ -183,12 +183,18 @@ export function decidePod(input: DecideInput): Decision {
       'name-collision',
       `the pod already has ${taken.join(', ')}; rename it or opt the pod out`,
     );
-  if (!input.nativeSidecar && runsToCompletion(input.owner))
+  if (!input.nativeSidecar && completes(pod, input.owner))
     return skip(
       'job-without-native-sidecar',
       `a classic sidecar would keep the ${input.owner.kind} from completing; enable native sidecars`,
     );
   return { inject: true };
+}
+
+/** Pods that run to completion: a classic sidecar would keep them running for ever. */
+function completes(pod: PodLike, owner: Owner): boolean {
+  const policy = pod.spec?.restartPolicy;
+  return runsToCompletion(owner) || policy === 'Never' || policy === 'OnFailure';
 }
 
 /** The whole decision: opt-in first, then what the pod itself allows. */

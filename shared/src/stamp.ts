@@ -141,8 +141,14 @@ export function admissionStampPatch(
   revision: string,
 ): AddOperation[] {
   if (!templateOf(newWorkload)) return [];
-  if (oldWorkload === undefined || templateChanged(oldWorkload, newWorkload))
+  if (oldWorkload === undefined)
     return stampPatch(newWorkload, desiredStamp(newWorkload, revision));
   const previous = readStamp(oldWorkload);
+  const written = readStamp(newWorkload);
+  // The writer changed the stamp itself: that is the controller restarting the owner (or an
+  // admin doing it by hand). Never undo it, and never overwrite a newer revision with ours.
+  if (written && !stampEquals(previous, written)) return [];
+  if (templateChanged(oldWorkload, newWorkload))
+    return stampPatch(newWorkload, desiredStamp(newWorkload, revision));
   return previous ? stampPatch(newWorkload, previous) : [];
 }

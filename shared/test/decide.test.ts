@@ -148,3 +148,16 @@ describe('decide: what the pod allows', () => {
       expect(outcome(input(g as PodLike, enabledNs))).toBe('invalid-pod-spec');
   });
 });
+
+describe('decide: pods that run to completion', () => {
+  it('skips restartPolicy Never or OnFailure pods when the sidecar would be classic, whoever owns them', () => {
+    const argo = { kind: 'Workflow', name: 'w', source: 'owner-reference' as const };
+    for (const restartPolicy of ['Never', 'OnFailure']) {
+      const p: PodLike = { metadata: {}, spec: { restartPolicy, containers: [{ name: 'main' }] } };
+      expect(outcome(input(p, enabledNs, { owner: argo, nativeSidecar: false }))).toBe(
+        'job-without-native-sidecar',
+      );
+      expect(outcome(input(p, enabledNs, { owner: argo, nativeSidecar: true }))).toBe('inject');
+    }
+  });
+});

@@ -155,3 +155,22 @@ describe('stamping at admission never costs a rollout', () => {
     ).toEqual([]);
   });
 });
+
+describe('stamping at admission never undoes a restart', () => {
+  const old = apply(deployment(), stampPatch(deployment(), STAMP));
+
+  it('UPDATE in which the writer changed the stamp (the controller restarting): left alone', () => {
+    const restarted = apply(old, stampPatch(old, { ...STAMP, revision: 'r2' }));
+    expect(templateChanged(old, restarted)).toBe(false);
+    expect(admissionStampPatch(restarted, old, 'r1')).toEqual([]);
+    expect(admissionStampPatch(restarted, old, 'r2')).toEqual([]);
+  });
+
+  it('UPDATE that changes the template and carries a newer stamp: the webhook does not write its older revision', () => {
+    const both = apply(old, stampPatch(old, { ...STAMP, revision: 'r3' }));
+    const spec = (both.spec as { template: { spec: { containers: { image: string }[] } } }).template
+      .spec;
+    spec.containers = [{ ...spec.containers[0], image: 'web:3' }];
+    expect(admissionStampPatch(both, old, 'r1')).toEqual([]);
+  });
+});

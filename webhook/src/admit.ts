@@ -84,8 +84,10 @@ export function admitPod(req: AdmissionRequest, state: AdmissionState): Admissio
     };
   }
   // Every pod the webhook sees leaves with a mark, so the controller can tell a skipped pod
-  // from one that escaped; a pod whose metadata is unusable is left exactly as it came.
-  const mark = isRecord(pod.metadata) ? skipPatch(pod, result.reason) : [];
+  // from one that escaped; except system namespaces, which are never mutated at all, and pods
+  // the webhook cannot make sense of, which are left exactly as they came.
+  const unmarked = result.reason === 'system-namespace' || result.reason === 'invalid-pod-spec';
+  const mark = isRecord(pod.metadata) && !unmarked ? skipPatch(pod, result.reason) : [];
   return {
     response: allow(req.uid, mark, result.warnings),
     result: { outcome: 'skipped', reason: result.reason },

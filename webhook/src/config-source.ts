@@ -5,6 +5,7 @@
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import {
   CONFIG_MAP_KEY,
+  canonicalJson,
   DEFAULT_CONFIG_YAML,
   formatIssue,
   makeSnapshot,
@@ -19,6 +20,7 @@ import type { WebhookMetrics } from './metrics';
 
 export class ConfigStore {
   private snapshot: ConfigSnapshot | undefined;
+  private canonical: string | undefined;
   private readonly seen = new Set<string>();
   private readonly listeners: ((s: ConfigSnapshot) => void)[] = [];
 
@@ -52,8 +54,12 @@ export class ConfigStore {
       });
       return false;
     }
+    // Compare whole configurations, not revisions: the revision leaves out settings that still
+    // matter here (excludeNamespaces).
+    const canonical = canonicalJson(result.config);
+    if (canonical === this.canonical) return true;
     const next = makeSnapshot(result.config);
-    if (next.revision === this.snapshot?.revision) return true;
+    this.canonical = canonical;
     this.snapshot = next;
     this.seen.add(next.revision);
     this.metrics.setRevision(next.revision);
@@ -190,6 +196,8 @@ export class ConfigMapSource implements ConfigSource {
  * saw the new configuration first), at most once a second: the one API call allowed on the
  * admission path, and it keeps a wave from rolling pods onto the old revision.
  */
+const REFRESH_TIMEOUT_MS = 1000;
+
 export class RevisionRefresher {
   private lastMs = -Infinity;
   private pending: Promise<void> | undefined;
@@ -209,7 +217,12 @@ export class RevisionRefresher {
       return;
     }
     this.lastMs = this.now();
-    this.pending = this.source.refresh().finally(() => (this.pending = undefined));
+    // Bounded: admission must answer within the webhook timeout even if the API server hangs;
+    // the pod then gets the configuration held now.
+    const timeout = new Promise<void>((resolve) => setTimeout(resolve, REFRESH_TIMEOUT_MS).unref());
+    this.pending = Promise.race([this.source.refresh(), timeout]).finally(
+      () => (this.pending = undefined),
+    );
     await this.pending;
     this.metrics.configRefreshes.inc({
       result: this.store.hasSeen(revision) ? 'found' : 'not-found',

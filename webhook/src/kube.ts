@@ -25,8 +25,9 @@ export interface WatchOptions<T extends KubernetesObject> {
   path: string;
   list: () => Promise<KubernetesListObject<T>>;
   fieldSelector?: string;
-  /** Called with every object after each change and after each (re)list. Objects are copies. */
-  onChange: (objects: T[]) => void;
+  /** Called with every object after each (re)list and each burst of changes. The objects are the
+   * cache's own: read them, never change them. */
+  onChange: (objects: readonly T[]) => void;
   onRestart: () => void;
   logger: Logger;
   /** Name for logs and metrics. */
@@ -37,6 +38,7 @@ export interface WatchOptions<T extends KubernetesObject> {
 
 const BASE_DELAY_MS = 500;
 const MAX_DELAY_MS = 30_000;
+const HEALTHY_AFTER_MS = 30_000;
 
 export class ResilientWatch<T extends KubernetesObject> {
   private informer: ListWatch<T> | undefined;
@@ -75,20 +77,39 @@ export class ResilientWatch<T extends KubernetesObject> {
       this.o.fieldSelector,
     );
     this.informer = informer;
+    let listed = false;
+    let scheduled = false;
     const publish = (): void => {
+      scheduled = false;
       if (this.informer !== informer) return;
-      this.failures = 0;
       this.synced = true;
       this.resolveFirstSync();
-      this.o.onChange(informer.list().map((o) => structuredClone(o)));
+      this.o.onChange(informer.list());
     };
-    for (const verb of ['add', 'update', 'delete'] as const) informer.on(verb, publish);
+    // A list fires one event per object: publish once the list is in, then once per burst of
+    // events, never once per object (that is quadratic in the number of objects).
+    const onEvent = (): void => {
+      if (!listed || scheduled) return;
+      scheduled = true;
+      // Events after the list show the watch itself works: only now is the back-off reset.
+      this.failures = 0;
+      setImmediate(publish);
+    };
+    for (const verb of ['add', 'update', 'delete'] as const) informer.on(verb, onEvent);
     informer.on('error', (err: unknown) => {
       if (this.informer === informer) this.restart(`error: ${describe(err)}`);
     });
-    informer
-      .start()
-      .then(publish, (err: unknown) => this.restart(`start failed: ${describe(err)}`));
+    informer.start().then(
+      () => {
+        listed = true;
+        publish();
+        // A watch that stays up this long without an error counts as healthy too.
+        setTimeout(() => {
+          if (this.informer === informer) this.failures = 0;
+        }, HEALTHY_AFTER_MS).unref();
+      },
+      (err: unknown) => this.restart(`start failed: ${describe(err)}`),
+    );
   }
 
   private restart(why: string): void {

@@ -171,3 +171,26 @@ describe('flags', () => {
     expect(() => parseFlags(argv)).toThrow(message);
   });
 });
+
+describe('configuration store', () => {
+  it('swaps in a configuration whose revision is unchanged but whose other settings differ', () => {
+    const store = new ConfigStore(silentLogger(), new WebhookMetrics(new Registry()));
+    store.offer('', 'test');
+    const before = store.current;
+    store.offer('excludeNamespaces: [payments]\n', 'test');
+    expect(store.current?.revision).toBe(before?.revision);
+    expect(store.current?.config.excludeNamespaces).toEqual(['payments']);
+  });
+});
+
+describe('system namespaces', () => {
+  it('are never mutated, not even with a skip mark', () => {
+    const pod = {
+      metadata: { labels: { 'outrigger.dev/inject': 'enabled' } },
+      spec: { containers: [{ name: 'a' }] },
+    };
+    const a = admitPod(parseReview(review(pod, { namespace: 'kube-system' })), state);
+    expect(a.result).toEqual({ outcome: 'skipped', reason: 'system-namespace' });
+    expect(a.response.patch).toBeUndefined();
+  });
+});
