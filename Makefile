@@ -26,7 +26,7 @@ lint: typecheck
 test: lint test-unit e2e
 
 test-unit:
-	npx jest --selectProjects shared webhook controller cli --passWithNoTests
+	npx jest --selectProjects shared kube webhook controller cli --passWithNoTests
 
 e2e:
 	npx jest -c e2e/jest.config.js --runInBand

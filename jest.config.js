@@ -2,5 +2,7 @@
 const preset = require('./jest.preset.js');
 
 module.exports = {
-  projects: ['shared', 'webhook', 'controller', 'cli'].map((w) => preset(`${__dirname}/${w}`)),
+  projects: ['shared', 'kube', 'webhook', 'controller', 'cli'].map((w) =>
+    preset(`${__dirname}/${w}`),
+  ),
 };

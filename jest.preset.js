@@ -31,6 +31,7 @@ module.exports = function preset(dir) {
     transformIgnorePatterns: [`/node_modules/(?!(${esmPackages.join('|')})/)`],
     moduleNameMapper: {
       '^@outrigger/shared$': path.join(__dirname, 'shared/src/index.ts'),
+      '^@outrigger/kube$': path.join(__dirname, 'kube/src/index.ts'),
     },
   };
 };

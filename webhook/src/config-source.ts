@@ -3,6 +3,7 @@
 // and the last good one stays in force.
 
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
+import { FilePoller, ResilientWatch } from '@outrigger/kube';
 import {
   CONFIG_MAP_KEY,
   canonicalJson,
@@ -13,8 +14,6 @@ import {
   type ConfigSnapshot,
 } from '@outrigger/shared';
 import type { ObjectRef } from './flags';
-import { ResilientWatch } from './kube';
-import { FilePoller } from './poll';
 import type { Logger } from './log';
 import type { WebhookMetrics } from './metrics';
 

@@ -3,6 +3,7 @@
 
 import type { Server as HttpsServer } from 'node:https';
 import { CoreV1Api, VersionApi, type KubeConfig, type V1Namespace } from '@kubernetes/client-node';
+import { ResilientWatch, loadKubeConfig } from '@outrigger/kube';
 import type { NamespaceMeta } from '@outrigger/shared';
 import type { AdmissionState } from './admit';
 import {
@@ -14,7 +15,6 @@ import {
   type ConfigSource,
 } from './config-source';
 import { FlagError, USAGE, parseFlags, type WebhookFlags } from './flags';
-import { ResilientWatch, loadKubeConfig } from './kube';
 import { createLogger, type Logger } from './log';
 import { WebhookMetrics } from './metrics';
 import {

@@ -4,10 +4,9 @@
 import { X509Certificate } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
 import { CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import { FilePoller, ResilientWatch } from '@outrigger/kube';
 import type { ObjectRef } from './flags';
-import { ResilientWatch } from './kube';
 import type { Logger } from './log';
-import { FilePoller } from './poll';
 import type { WebhookMetrics } from './metrics';
 
 export interface KeyPair {

@@ -10,7 +10,7 @@ import {
   type KubernetesListObject,
   type KubernetesObject,
 } from '@kubernetes/client-node';
-import type { Logger } from './log';
+import type { KubeLogger } from './log';
 
 export function loadKubeConfig(path: string | undefined): KubeConfig {
   const kc = new KubeConfig();
@@ -29,7 +29,7 @@ export interface WatchOptions<T extends KubernetesObject> {
    * cache's own: read them, never change them. */
   onChange: (objects: readonly T[]) => void;
   onRestart: () => void;
-  logger: Logger;
+  logger: KubeLogger;
   /** Name for logs and metrics. */
   resource: string;
   /** Re-list at least this often even when the watch looks healthy. */

@@ -1,0 +1,6 @@
+// Kubernetes and file I/O shared by the webhook and the controller (never by `shared`, which
+// stays pure).
+
+export * from './kube';
+export * from './log';
+export * from './poll';

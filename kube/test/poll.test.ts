@@ -1,0 +1,87 @@
+// FilePoller: calls onChange once per new content (not on every poll), and onError when a
+// file cannot be read, then resumes once it can.
+
+import { mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { FilePoller } from '../src';
+
+let dir: string;
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'outrigger-poll-'));
+});
+
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('FilePoller', () => {
+  it('reports the contents on start and again only when they change', async () => {
+    const a = path.join(dir, 'a');
+    const b = path.join(dir, 'b');
+    await writeFile(a, 'one');
+    await writeFile(b, 'two');
+    const changes: string[][] = [];
+    const errors: Error[] = [];
+    const poller = new FilePoller(
+      [a, b],
+      (c) => changes.push(c),
+      (e) => errors.push(e),
+      60_000,
+    );
+    await poller.start();
+    expect(changes).toEqual([['one', 'two']]);
+    await poller.poll();
+    expect(changes).toHaveLength(1);
+    await writeFile(b, 'three');
+    await poller.poll();
+    expect(changes).toEqual([
+      ['one', 'two'],
+      ['one', 'three'],
+    ]);
+    poller.stop();
+    expect(errors).toEqual([]);
+  });
+
+  it('calls onError while a file is missing and recovers when it is back', async () => {
+    const a = path.join(dir, 'a');
+    await writeFile(a, 'one');
+    const changes: string[][] = [];
+    const errors: Error[] = [];
+    const poller = new FilePoller(
+      [a],
+      (c) => changes.push(c),
+      (e) => errors.push(e),
+      60_000,
+    );
+    await poller.start();
+    await unlink(a);
+    await poller.poll();
+    expect(errors).toHaveLength(1);
+    expect((errors[0] as NodeJS.ErrnoException).code).toBe('ENOENT');
+    expect(changes).toEqual([['one']]);
+    await writeFile(a, 'two');
+    await poller.poll();
+    expect(changes).toEqual([['one'], ['two']]);
+    poller.stop();
+  });
+
+  it('keeps polling on its interval', async () => {
+    const a = path.join(dir, 'a');
+    await writeFile(a, 'one');
+    let seen = '';
+    const poller = new FilePoller(
+      [a],
+      (c) => (seen = c[0] ?? ''),
+      () => undefined,
+      20,
+    );
+    await poller.start();
+    await writeFile(a, 'two');
+    const deadline = Date.now() + 5000;
+    while (seen !== 'two' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    poller.stop();
+    expect(seen).toBe('two');
+  });
+});
