@@ -2,5 +2,6 @@
 // stays pure).
 
 export * from './kube';
+export * from './leader';
 export * from './log';
 export * from './poll';
