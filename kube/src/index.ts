@@ -5,3 +5,4 @@ export * from './kube';
 export * from './leader';
 export * from './log';
 export * from './poll';
+export * from './probe-server';

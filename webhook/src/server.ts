@@ -2,16 +2,11 @@
 // under a limit, answers 400 for malformed reviews, dispatches to admit.ts, and turns any
 // internal failure into the answer --on-error asks for.
 
-import {
-  createServer as createHttpServer,
-  type IncomingMessage,
-  type Server as HttpServer,
-  type ServerResponse,
-} from 'node:http';
+import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { TLSSocket } from 'node:tls';
+import { listenOn, startProbeServer, type Probes } from '@outrigger/kube';
 import {
   admitPod,
   admitWorkload,
@@ -20,6 +15,7 @@ import {
   type AdmissionState,
   type Endpoint,
 } from './admit';
+export { boundPort } from '@outrigger/kube';
 import type { Address } from './flags';
 import type { Logger } from './log';
 import type { WebhookMetrics } from './metrics';
@@ -192,7 +188,7 @@ export function startHttps(
     socket.once('close', () => open.delete(socket));
   });
   openConnections.set(server, open);
-  return listen(server, address);
+  return listenOn(server, address);
 }
 
 /**
@@ -209,54 +205,12 @@ export function closeUnusedConnections(server: HttpsServer): void {
     if (socket.bytesRead === 0) socket.destroy();
 }
 
-export interface Probes {
-  live: () => boolean;
-  ready: () => boolean;
-}
+export type { Probes } from '@outrigger/kube';
 
 export function startMetricsServer(
   metrics: WebhookMetrics,
   probes: Probes,
   address: Address,
 ): Promise<HttpServer> {
-  const server = createHttpServer((req, res) => {
-    const path = (req.url ?? '').split('?')[0];
-    if (path === '/metrics') {
-      metrics.registry.metrics().then(
-        (text) => send(res, 200, text, metrics.registry.contentType),
-        (err: unknown) => send(res, 500, `${(err as Error).message}\n`, 'text/plain'),
-      );
-      return;
-    }
-    if (path === '/healthz')
-      return send(
-        res,
-        probes.live() ? 200 : 500,
-        probes.live() ? 'ok\n' : 'unhealthy\n',
-        'text/plain',
-      );
-    if (path === '/readyz')
-      return send(
-        res,
-        probes.ready() ? 200 : 503,
-        probes.ready() ? 'ready\n' : 'not ready\n',
-        'text/plain',
-      );
-    send(res, 404, 'not found: /metrics, /healthz, /readyz\n', 'text/plain');
-  });
-  return listen(server, address);
-}
-
-function listen<S extends HttpServer | HttpsServer>(server: S, address: Address): Promise<S> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(address.port, address.host || undefined, () => {
-      server.off('error', reject);
-      resolve(server);
-    });
-  });
-}
-
-export function boundPort(server: HttpServer | HttpsServer): number {
-  return (server.address() as AddressInfo).port;
+  return startProbeServer(metrics.registry, probes, address);
 }
