@@ -1,0 +1,72 @@
+// The controller shell without an API server: what it enqueues from a namespace view, and that
+// a reconcile started by that view reads that view (an add() can start a reconcile at once).
+
+import { KubeConfig, type V1Namespace } from '@kubernetes/client-node';
+import { ENABLED, INJECT } from '@outrigger/shared';
+import winston from 'winston';
+import { Controller } from '../src/controller';
+import { ControllerMetrics } from '../src/metrics';
+
+/** A kubeconfig whose server refuses connections: writes fail and are retried, never sent. */
+function unreachable(): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: 'http://127.0.0.1:1', skipTLSVerify: true }],
+    users: [{ name: 'u' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  return kc;
+}
+
+function ns(name: string, resourceVersion: string, optedIn = false): V1Namespace {
+  return {
+    metadata: { name, resourceVersion, annotations: optedIn ? { [INJECT]: ENABLED } : {} },
+  };
+}
+
+async function writes(metrics: ControllerMetrics): Promise<number> {
+  return (await metrics.writes.get()).values.reduce((sum, v) => sum + v.value, 0);
+}
+
+describe('Controller', () => {
+  const logger = winston.createLogger({ silent: true, transports: [] });
+  let metrics: ControllerMetrics;
+  let controller: Controller;
+
+  beforeEach(() => {
+    metrics = new ControllerMetrics();
+    const policy = { systemNamespace: 'outrigger-system' };
+    controller = new Controller({ kc: unreachable(), policy, logger, metrics });
+  });
+  afterEach(() => controller.stopLeading());
+
+  it('writes nothing while following, and sets the leader gauge when leading', async () => {
+    controller.onNamespaces([ns('shop', '1', true)]);
+    expect(await writes(metrics)).toBe(0);
+    expect((await metrics.leader.get()).values[0]?.value).toBe(0);
+    controller.startLeading();
+    expect((await metrics.leader.get()).values[0]?.value).toBe(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await writes(metrics)).toBe(1);
+  });
+
+  it('reconciles a namespace that arrives in a new view against that view', async () => {
+    controller.startLeading();
+    controller.onNamespaces([ns('quiet', '1')]);
+    controller.onNamespaces([ns('quiet', '1'), ns('shop', '2', true)]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await writes(metrics)).toBe(1);
+  });
+
+  it('enqueues only namespaces whose resourceVersion changed', async () => {
+    controller.startLeading();
+    controller.onNamespaces([ns('quiet', '1')]);
+    await new Promise((resolve) => setImmediate(resolve));
+    const before = (await metrics.reconciles.get()).values.reduce((s, v) => s + v.value, 0);
+    controller.onNamespaces([ns('quiet', '1')]);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const after = (await metrics.reconciles.get()).values.reduce((s, v) => s + v.value, 0);
+    expect(after).toBe(before);
+  });
+});
