@@ -1,0 +1,231 @@
+// outrigger-controller behind the API server (issue 5, first slice): the binary runs as its own
+// ServiceAccount with only the verbs it uses (namespaces get/list/watch/patch cluster-wide, its
+// Lease in its namespace), wins the Lease, and mirrors the namespace opt-in annotation to the
+// injection label: set for `enabled`, removed for `disabled` or absent, never on its own
+// namespace, and nothing written once everything agrees. Other runs may share the cluster, so
+// every assertion is about this file's namespaces.
+
+import * as path from 'node:path';
+import {
+  PatchStrategy,
+  setHeaderOptions,
+  type KubernetesObject,
+  type V1Namespace,
+} from '@kubernetes/client-node';
+import {
+  CONTROLLER_SERVICE_ACCOUNT,
+  DISABLED,
+  ENABLED,
+  INJECT,
+  INJECTION_LABEL,
+  LEASE_NAME,
+} from '@outrigger/shared';
+import {
+  buildWorkspace,
+  connect,
+  createNamespace,
+  createServiceAccount,
+  deleteNamespace,
+  done,
+  dumpNamespace,
+  freePort,
+  grantRole,
+  pending,
+  probe,
+  remove,
+  repoRoot,
+  startProcess,
+  stopAllProcesses,
+  waitFor,
+  writeServiceAccountKubeConfig,
+  type Cluster,
+  type ManagedProcess,
+} from '../src';
+
+const CONTROLLER_BIN = path.join(repoRoot, 'controller', 'bin', 'outrigger-controller.js');
+
+const cluster: Cluster = connect();
+const namespaces: string[] = [];
+const clusterObjects: KubernetesObject[] = [];
+let controller: ManagedProcess | undefined;
+let metricsPort = 0;
+/** The namespace standing in for outrigger-system: annotated enabled, never to be labelled. */
+let system: string;
+/** Opted in before the controller started. */
+let early: string;
+
+async function newNamespace(prefix: string, annotations?: Record<string, string>) {
+  const name = await createNamespace(cluster, { prefix, annotations });
+  namespaces.push(name);
+  return name;
+}
+
+/** Only what the controller uses: namespaces cluster-wide, and its own Lease. */
+async function controllerAccount(): Promise<string> {
+  const account = { namespace: system, name: CONTROLLER_SERVICE_ACCOUNT };
+  await createServiceAccount(cluster, account);
+  clusterObjects.push(
+    ...(await grantRole(cluster, account, {
+      name: 'outrigger-controller-namespaces',
+      clusterWide: true,
+      rules: [
+        { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch', 'patch'] },
+      ],
+    })),
+  );
+  await grantRole(cluster, account, {
+    name: 'outrigger-controller-lease',
+    rules: [
+      // create cannot be limited to a name: the API server checks it before the object exists.
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        resourceNames: [LEASE_NAME],
+        verbs: ['get', 'update'],
+      },
+    ],
+  });
+  return (await writeServiceAccountKubeConfig(cluster, account)).path;
+}
+
+async function metricValue(name: string): Promise<number | undefined> {
+  const { body } = await probe(`http://127.0.0.1:${metricsPort}/metrics`);
+  const line = body.split('\n').find((l) => l.startsWith(name));
+  return line === undefined ? undefined : Number(line.split(' ').at(-1));
+}
+
+beforeAll(async () => {
+  await buildWorkspace('controller');
+  system = await newNamespace('outrigger-system', { [INJECT]: ENABLED });
+  early = await newNamespace('ctl-early', { [INJECT]: ENABLED });
+  const kubeconfig = await controllerAccount();
+  metricsPort = await freePort();
+  // prettier-ignore
+  const args = [
+    CONTROLLER_BIN,
+    '--kubeconfig', kubeconfig,
+    '--namespace', system,
+    '--metrics-listen', `127.0.0.1:${metricsPort}`,
+    '--log-level', 'debug',
+  ];
+  controller = await startProcess({
+    name: 'outrigger-controller',
+    command: process.execPath,
+    args,
+    ready: { url: `http://127.0.0.1:${metricsPort}/readyz` },
+  });
+}, 90_000);
+
+afterAll(async () => {
+  await stopAllProcesses();
+  await remove(cluster, clusterObjects).catch((e: unknown) => console.warn(e));
+  await Promise.all(namespaces.map((ns) => deleteNamespace(cluster, ns)));
+  await cluster.close();
+});
+
+async function dumpingOnFailure(body: () => Promise<void>): Promise<void> {
+  try {
+    await body();
+  } catch (error) {
+    await Promise.all(namespaces.map((ns) => dumpNamespace(cluster, ns).catch(() => undefined)));
+    throw error;
+  }
+}
+
+/** The admin's merge patch of a namespace's metadata (null removes a key). */
+async function patchNamespace(
+  name: string,
+  metadata: { annotations?: Record<string, string | null>; labels?: Record<string, string | null> },
+): Promise<void> {
+  await cluster.core.patchNamespace(
+    { name, body: { metadata } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+}
+
+/** Waits until the namespace's injection label is `want` (undefined: absent). */
+function waitForLabel(name: string, want: string | undefined): Promise<V1Namespace> {
+  return waitFor(`namespace ${name} label ${INJECTION_LABEL}=${String(want)}`, async () => {
+    const ns = await cluster.core.readNamespace({ name });
+    const labels = ns.metadata?.labels ?? {};
+    return labels[INJECTION_LABEL] === want
+      ? done(ns)
+      : pending({ labels, controllerLog: controller?.tail(5) });
+  });
+}
+
+/** The controller's log entries about writing to `namespace`. */
+function writesTo(namespace: string): Record<string, unknown>[] {
+  return (controller?.output() ?? '')
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((e) => e.message === 'mirroring the opt-in to the namespace label')
+    .filter((e) => e.namespace === namespace);
+}
+
+describe('outrigger-controller behind the API server', () => {
+  it('becomes the leader and labels a namespace opted in before it started', async () => {
+    await dumpingOnFailure(async () => {
+      await waitFor('the controller to lead', async () => {
+        const leader = await metricValue('outrigger_controller_leader');
+        return leader === 1 ? done(undefined) : pending({ leader });
+      });
+      await waitForLabel(early, ENABLED);
+      // One write, or none where a controller of another run sharing the cluster was first.
+      expect(writesTo(early).length).toBeLessThanOrEqual(1);
+    });
+  });
+
+  it('follows the annotation: enabled sets the label, disabled or absent removes it', async () => {
+    await dumpingOnFailure(async () => {
+      const ns = await newNamespace('ctl-follow');
+      await patchNamespace(ns, { annotations: { [INJECT]: ENABLED } });
+      await waitForLabel(ns, ENABLED);
+
+      await patchNamespace(ns, { annotations: { [INJECT]: DISABLED } });
+      const disabled = await waitForLabel(ns, undefined);
+      // Only our label goes: the harness's own label stays.
+      expect(Object.keys(disabled.metadata?.labels ?? {})).toContain('outrigger.dev/e2e');
+
+      // A stale mirror (the annotation gone, the label left behind) is removed too.
+      await patchNamespace(ns, {
+        annotations: { [INJECT]: null },
+        labels: { [INJECTION_LABEL]: ENABLED },
+      });
+      await waitForLabel(ns, undefined);
+    });
+  });
+
+  it('never labels its own namespace, whatever its annotation says', async () => {
+    await dumpingOnFailure(async () => {
+      // Opt one more namespace in and wait for it: the controller has seen the system one by now.
+      const ns = await newNamespace('ctl-after-system', { [INJECT]: ENABLED });
+      await waitForLabel(ns, ENABLED);
+      const own = await cluster.core.readNamespace({ name: system });
+      expect(own.metadata?.annotations?.[INJECT]).toBe(ENABLED);
+      expect(own.metadata?.labels?.[INJECTION_LABEL]).toBeUndefined();
+      expect(writesTo(system)).toEqual([]);
+    });
+  });
+
+  it('writes nothing once everything agrees: the namespaces keep their resourceVersion', async () => {
+    await dumpingOnFailure(async () => {
+      const read = async () =>
+        Promise.all(
+          namespaces.map(async (name) => {
+            const ns = await cluster.core.readNamespace({ name });
+            return { name, resourceVersion: ns.metadata?.resourceVersion };
+          }),
+        );
+      const writes = () => namespaces.map((name) => writesTo(name).length);
+      const before = await read();
+      const writesBefore = writes();
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      expect(await read()).toEqual(before);
+      expect(writes()).toEqual(writesBefore);
+      expect(await metricValue('outrigger_controller_leader')).toBe(1);
+    });
+  });
+});
