@@ -2,8 +2,9 @@
 // ServiceAccount with only the verbs it uses (namespaces get/list/watch/patch cluster-wide, its
 // Lease in its namespace), wins the Lease, and mirrors the namespace opt-in annotation to the
 // injection label: set for `enabled`, removed for `disabled` or absent, never on its own
-// namespace, and nothing written once everything agrees. Other runs may share the cluster, so
-// every assertion is about this file's namespaces.
+// namespace, and nothing written once everything agrees. A second replica follows with a warm
+// cache and, when the leader stops, takes the released Lease and catches up with what changed
+// meanwhile. Other runs may share the cluster: every assertion is about this file's namespaces.
 
 import * as path from 'node:path';
 import {
@@ -49,6 +50,7 @@ const namespaces: string[] = [];
 const clusterObjects: KubernetesObject[] = [];
 let controller: ManagedProcess | undefined;
 let metricsPort = 0;
+let kubeconfig = '';
 /** The namespace standing in for outrigger-system: annotated enabled, never to be labelled. */
 let system: string;
 /** Opted in before the controller started. */
@@ -89,8 +91,26 @@ async function controllerAccount(): Promise<string> {
   return (await writeServiceAccountKubeConfig(cluster, account)).path;
 }
 
-async function metricValue(name: string): Promise<number | undefined> {
-  const { body } = await probe(`http://127.0.0.1:${metricsPort}/metrics`);
+/** Starts a replica of the controller; ready once its namespace cache has synced. */
+async function startController(name: string, port: number): Promise<ManagedProcess> {
+  // prettier-ignore
+  const args = [
+    CONTROLLER_BIN,
+    '--kubeconfig', kubeconfig,
+    '--namespace', system,
+    '--metrics-listen', `127.0.0.1:${port}`,
+    '--log-level', 'debug',
+  ];
+  return startProcess({
+    name,
+    command: process.execPath,
+    args,
+    ready: { url: `http://127.0.0.1:${port}/readyz` },
+  });
+}
+
+async function metricValue(name: string, port = metricsPort): Promise<number | undefined> {
+  const { body } = await probe(`http://127.0.0.1:${port}/metrics`);
   const line = body.split('\n').find((l) => l.startsWith(name));
   return line === undefined ? undefined : Number(line.split(' ').at(-1));
 }
@@ -99,22 +119,9 @@ beforeAll(async () => {
   await buildWorkspace('controller');
   system = await newNamespace('outrigger-system', { [INJECT]: ENABLED });
   early = await newNamespace('ctl-early', { [INJECT]: ENABLED });
-  const kubeconfig = await controllerAccount();
+  kubeconfig = await controllerAccount();
   metricsPort = await freePort();
-  // prettier-ignore
-  const args = [
-    CONTROLLER_BIN,
-    '--kubeconfig', kubeconfig,
-    '--namespace', system,
-    '--metrics-listen', `127.0.0.1:${metricsPort}`,
-    '--log-level', 'debug',
-  ];
-  controller = await startProcess({
-    name: 'outrigger-controller',
-    command: process.execPath,
-    args,
-    ready: { url: `http://127.0.0.1:${metricsPort}/readyz` },
-  });
+  controller = await startController('outrigger-controller', metricsPort);
 }, 90_000);
 
 afterAll(async () => {
@@ -226,6 +233,27 @@ describe('outrigger-controller behind the API server', () => {
       expect(await read()).toEqual(before);
       expect(writes()).toEqual(writesBefore);
       expect(await metricValue('outrigger_controller_leader')).toBe(1);
+    });
+  });
+
+  it('a follower keeps a warm cache and, once it leads, catches up with what changed', async () => {
+    await dumpingOnFailure(async () => {
+      const port = await freePort();
+      const follower = await startController('outrigger-controller-2', port);
+      expect(await metricValue('outrigger_controller_leader', port)).toBe(0);
+      // Changed while the follower follows: only the leader acts on it.
+      const ns = await newNamespace('ctl-handover');
+      await controller?.stop();
+      const stoppedAt = Date.now();
+      await patchNamespace(ns, { annotations: { [INJECT]: ENABLED } });
+      await waitFor('the follower to lead', async () => {
+        const leader = await metricValue('outrigger_controller_leader', port);
+        return leader === 1 ? done(undefined) : pending({ leader, log: follower.tail(5) });
+      });
+      // The leader released the Lease on SIGTERM: no waiting for it to expire (15 s).
+      expect(Date.now() - stoppedAt).toBeLessThan(10_000);
+      await waitForLabel(ns, ENABLED);
+      await follower.waitForLog('leading: reconciling every namespace');
     });
   });
 });
