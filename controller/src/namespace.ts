@@ -94,7 +94,7 @@ export function namespaceMeta(ns: V1Namespace): NamespaceMeta & { resourceVersio
 }
 
 export interface NamespaceReconcilerDeps {
-  core: CoreV1Api;
+  core: Pick<CoreV1Api, 'patchNamespace'>;
   /** The cache's view of a namespace (never changed here). */
   get: (name: string) => V1Namespace | undefined;
   policy: NamespacePolicy;
@@ -115,9 +115,22 @@ export async function reconcileNamespace(
   if (!patch) return { done: true };
   await deps.acquireWrite();
   deps.onWrite(name, patch);
-  await deps.core.patchNamespace(
-    { name, body: patch, fieldManager: FIELD_MANAGER },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  );
+  try {
+    await deps.core.patchNamespace(
+      { name, body: patch, fieldManager: FIELD_MANAGER },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  } catch (err) {
+    // 409: the cache is behind the namespace. Its watch event adds the key again; the requeue
+    // covers a watch that is slow to deliver it. Not a failure, so no back-off and no warning.
+    if (isConflict(err)) return { requeueAfterMs: CONFLICT_REQUEUE_MS };
+    throw err;
+  }
   return { done: true };
+}
+
+export const CONFLICT_REQUEUE_MS = 1000;
+
+function isConflict(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && 'code' in err && err.code === 409;
 }

@@ -1,11 +1,14 @@
 // The namespace decision: which label each namespace should carry, and the patch (or none).
 
 import { DISABLED, ENABLED, INJECT, INJECTION_LABEL, type NamespaceMeta } from '@outrigger/shared';
+import type { V1Namespace } from '@kubernetes/client-node';
 import {
+  CONFLICT_REQUEUE_MS,
   desiredInjectionLabel,
   namespaceKey,
   namespaceLabelPatch,
   namespaceOfKey,
+  reconcileNamespace,
 } from '../src/namespace';
 
 const policy = { systemNamespace: 'outrigger-system', excluded: ['legacy'] };
@@ -79,5 +82,51 @@ describe('namespace keys', () => {
     expect(namespaceKey('shop')).toBe('Namespace/shop');
     expect(namespaceOfKey(namespaceKey('shop'))).toBe('shop');
     expect(namespaceOfKey('Deployment/shop/web')).toBeUndefined();
+  });
+});
+
+describe('reconcileNamespace', () => {
+  const opted: V1Namespace = {
+    metadata: { name: 'shop', resourceVersion: '7', annotations: { [INJECT]: ENABLED } },
+  };
+
+  function deps(patchNamespace: () => Promise<V1Namespace>, found = opted) {
+    const written: string[] = [];
+    return {
+      written,
+      deps: {
+        core: { patchNamespace },
+        get: (name: string) => (name === found.metadata?.name ? found : undefined),
+        policy,
+        acquireWrite: () => Promise.resolve(),
+        onWrite: (name: string) => written.push(name),
+      },
+    };
+  }
+
+  it('patches a namespace whose label differs', async () => {
+    const patch = jest.fn(() => Promise.resolve(opted));
+    const { deps: d, written } = deps(patch);
+    expect(await reconcileNamespace('shop', d)).toEqual({ done: true });
+    expect(written).toEqual(['shop']);
+    expect(patch).toHaveBeenCalledTimes(1);
+  });
+
+  it('writes nothing for a namespace that agrees, or is gone', async () => {
+    const patch = jest.fn(() => Promise.resolve(opted));
+    const settled = { metadata: { ...opted.metadata, labels: { [INJECTION_LABEL]: ENABLED } } };
+    expect(await reconcileNamespace('shop', deps(patch, settled).deps)).toEqual({ done: true });
+    expect(await reconcileNamespace('gone', deps(patch).deps)).toEqual({ done: true });
+    expect(patch).not.toHaveBeenCalled();
+  });
+
+  it('requeues on 409 (the cache is behind) and throws other errors to retry', async () => {
+    const conflict = Object.assign(new Error('conflict'), { code: 409 });
+    const c = deps(() => Promise.reject(conflict)).deps;
+    expect(await reconcileNamespace('shop', c)).toEqual({ requeueAfterMs: CONFLICT_REQUEUE_MS });
+    const forbidden = Object.assign(new Error('forbidden'), { code: 403 });
+    await expect(
+      reconcileNamespace('shop', deps(() => Promise.reject(forbidden)).deps),
+    ).rejects.toBe(forbidden);
   });
 });
