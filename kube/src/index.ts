@@ -6,3 +6,4 @@ export * from './leader';
 export * from './log';
 export * from './poll';
 export * from './probe-server';
+export * from './flags';

@@ -1,7 +1,16 @@
 // Command-line flags, each also readable from an environment variable: --config-map is
 // OUTRIGGER_CONFIG_MAP. Flags win over the environment. Errors name the flag and the fix.
 
-import { parseArgs } from 'node:util';
+import {
+  FlagError,
+  envName,
+  oneOf,
+  parseAddress,
+  parseRef,
+  readFlags,
+  type ListenAddress,
+  type ObjectRef,
+} from '@outrigger/kube';
 
 export interface WebhookFlags {
   listen: Address;
@@ -20,22 +29,7 @@ export interface WebhookFlags {
   nativeSidecars: 'auto' | 'supported' | 'unsupported';
 }
 
-export interface Address {
-  host: string;
-  port: number;
-}
-
-export interface ObjectRef {
-  namespace: string;
-  name: string;
-}
-
-export class FlagError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'FlagError';
-  }
-}
+export type Address = ListenAddress;
 
 const DEFAULTS: Record<string, string> = {
   listen: ':8443',
@@ -57,39 +51,7 @@ const NAMES = [
   'config-map',
   'kubeconfig',
 ] as const;
-const OPTIONS = Object.fromEntries(NAMES.map((f) => [f, { type: 'string' as const }]));
-
 export const FLAG_NAMES: readonly string[] = NAMES;
-
-export function envName(flag: string): string {
-  return `OUTRIGGER_${flag.toUpperCase().replace(/-/g, '_')}`;
-}
-
-export function parseAddress(flag: string, value: string): Address {
-  const m = /^(.*):(\d{1,5})$/.exec(value);
-  const port = Number(m?.[2]);
-  if (!m || port > 65535)
-    throw new FlagError(
-      `--${flag} must be HOST:PORT or :PORT, such as :8443 or 127.0.0.1:8443; got ${JSON.stringify(value)}`,
-    );
-  return { host: (m[1] ?? '').replace(/^\[(.*)\]$/, '$1'), port };
-}
-
-export function parseRef(flag: string, value: string): ObjectRef {
-  const m = /^([a-z0-9-]+)\/([a-z0-9.-]+)$/.exec(value);
-  if (!m?.[1] || !m[2])
-    throw new FlagError(
-      `--${flag} must be NAMESPACE/NAME, such as outrigger-system/outrigger-config; got ${JSON.stringify(value)}`,
-    );
-  return { namespace: m[1], name: m[2] };
-}
-
-function oneOf<T extends string>(flag: string, value: string, allowed: readonly T[]): T {
-  if ((allowed as readonly string[]).includes(value)) return value as T;
-  throw new FlagError(
-    `--${flag} must be one of ${allowed.join(', ')}; got ${JSON.stringify(value)}`,
-  );
-}
 
 function positiveInt(flag: string, value: string, min: number): number {
   const n = Number(value);
@@ -100,29 +62,8 @@ function positiveInt(flag: string, value: string, min: number): number {
   return n;
 }
 
-/** Raw flag values: command line first, then environment, then defaults. */
-function rawValues(argv: string[], env: NodeJS.ProcessEnv): Record<string, string | undefined> {
-  let given: Record<string, string | boolean | (string | boolean)[] | undefined>;
-  try {
-    given = parseArgs({
-      args: argv,
-      options: OPTIONS,
-      strict: true,
-      allowPositionals: false,
-    }).values;
-  } catch (err) {
-    throw new FlagError(`${(err as Error).message}\n\n${USAGE}`);
-  }
-  const out: Record<string, string | undefined> = {};
-  for (const flag of FLAG_NAMES) {
-    const value = given[flag];
-    out[flag] = typeof value === 'string' ? value : (env[envName(flag)] ?? DEFAULTS[flag]);
-  }
-  return out;
-}
-
 export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = {}): WebhookFlags {
-  const v = rawValues(argv, env);
+  const v = readFlags(argv, env, { names: NAMES, defaults: DEFAULTS, usage: USAGE });
   const get = (f: string): string => v[f] ?? '';
   const flags: WebhookFlags = {
     listen: parseAddress('listen', get('listen')),
@@ -184,3 +125,5 @@ export const USAGE = `Usage: outrigger-webhook [flags]   (each flag is also an e
   --max-body-bytes N              larger request bodies get 413 (default 8 MiB)
   --shutdown-delay-seconds N      after SIGTERM, keep serving N seconds with /readyz failing (default 5)
   --log-level error|warn|info|debug`;
+
+export { FlagError, type ObjectRef };
