@@ -48,12 +48,6 @@ export function addToList(
   return items.map((value) => ({ op: 'add', path: `${pointer(path)}/-`, value }));
 }
 
-/** Prefixes every operation's path, to apply a pod patch to a workload's template. */
-export function rebase(ops: readonly AddOperation[], prefix: readonly string[]): AddOperation[] {
-  const base = pointer(prefix);
-  return ops.map((o) => ({ ...o, path: base + o.path }));
-}
-
 /** JSON computed once for frozen values that many patches share (the sidecar containers). */
 const fragments = new WeakMap<object, string>();
 

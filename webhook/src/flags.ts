@@ -51,8 +51,6 @@ const NAMES = [
   'config-map',
   'kubeconfig',
 ] as const;
-export const FLAG_NAMES: readonly string[] = NAMES;
-
 function positiveInt(flag: string, value: string, min: number): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < min)

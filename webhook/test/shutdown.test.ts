@@ -6,7 +6,7 @@ import { get } from 'node:http';
 import { Agent } from 'node:https';
 import { join } from 'node:path';
 import { connect, type TLSSocket } from 'node:tls';
-import { makeCert, post, review } from './support';
+import { makeCert, post, review, type CertFiles } from './support';
 
 jest.setTimeout(60_000);
 
@@ -48,20 +48,24 @@ const readyStatus = (port: number): Promise<number> =>
     }).on('error', () => resolve(0));
   });
 
-it('drains on SIGTERM under traffic without a failed request', async () => {
+/** The standalone webhook on free loopback ports, with a throwaway certificate. */
+async function startStandalone(
+  shutdownDelaySeconds: number,
+): Promise<{ cert: CertFiles; w: Started }> {
   const cert = makeCert();
+  const ports = ['--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0'];
+  const tls = ['--tls-cert-file', cert.cert, '--tls-key-file', cert.key];
   const w = await start([
-    '--listen',
-    '127.0.0.1:0',
-    '--metrics-listen',
-    '127.0.0.1:0',
-    '--tls-cert-file',
-    cert.cert,
-    '--tls-key-file',
-    cert.key,
+    ...ports,
+    ...tls,
     '--shutdown-delay-seconds',
-    '1',
+    String(shutdownDelaySeconds),
   ]);
+  return { cert, w };
+}
+
+it('drains on SIGTERM under traffic without a failed request', async () => {
+  const { cert, w } = await startStandalone(1);
   expect(await readyStatus(w.metricsPort)).toBe(200);
   const agent = new Agent({ keepAlive: true, maxSockets: 8 });
   let stop = false;
@@ -98,19 +102,7 @@ it('drains on SIGTERM under traffic without a failed request', async () => {
 });
 
 it('exits at once on SIGTERM while a client holds a connection it never used', async () => {
-  const cert = makeCert();
-  const w = await start([
-    '--listen',
-    '127.0.0.1:0',
-    '--metrics-listen',
-    '127.0.0.1:0',
-    '--tls-cert-file',
-    cert.cert,
-    '--tls-key-file',
-    cert.key,
-    '--shutdown-delay-seconds',
-    '0',
-  ]);
+  const { cert, w } = await startStandalone(0);
   const agent = new Agent({ keepAlive: true });
   const body = review({ metadata: {}, spec: { containers: [{ name: 'a' }] } });
   const used = await post(w.httpsPort, '/mutate/pods', body, { agent, ca: [cert.certPem] });
