@@ -9,7 +9,15 @@ import {
   DISABLED,
   OWNER_KIND,
   OWNER_NAME,
-  PREFIX,
+  COMPLETED_AT,
+  HEALED_AT,
+  HEALED_REVISION,
+  NO_REVISION,
+  RESTARTED_AT,
+  RESTARTED_REVISION,
+  RESUME,
+  RESUMED_AT,
+  WAVE_STOPPED,
   STAMPED,
   decideOptIn,
   desiredStamp,
@@ -31,36 +39,6 @@ import {
   type RolloutStatus,
   type Workload,
 } from './rollout-status';
-
-// Names the controller writes. They are wire names like those of DESIGN section 3 and will
-// move to shared/src/names.ts once this API settles; until then they are defined only here.
-
-/** Workload annotation: the revision Outrigger last restarted the owner to ("none": shed). */
-export const RESTARTED_REVISION = `${PREFIX}/restarted-revision`;
-/**
- * Workload annotation: when (RFC 3339); our deadline counts from it. Also written into the
- * template when a restart would otherwise leave the template unchanged (a heal, say), because
- * only a template change makes the owner roll.
- */
-export const RESTARTED_AT = `${PREFIX}/restarted-at`;
-/**
- * Workload annotation: when that restart was seen complete; following it ends here. Without
- * it, an owner that finished and later lost a pod (a node went down) would look like a
- * restart of ours running past its deadline, and stop the wave.
- */
-export const COMPLETED_AT = `${PREFIX}/completed-at`;
-/** Workload annotations: the revision and time of the last heal of escaped pods. */
-export const HEALED_REVISION = `${PREFIX}/healed-revision`;
-export const HEALED_AT = `${PREFIX}/healed-at`;
-/** ConfigMap annotation: `<revision> <why>`, written when a stall stops the wave. */
-export const WAVE_STOPPED = `${PREFIX}/wave-stopped`;
-/** ConfigMap annotation: an admin sets it (any value) to resume a stopped wave. */
-export const RESUME = `${PREFIX}/resume`;
-/** ConfigMap annotation: when the controller last acted on a resume (RFC 3339). */
-export const RESUMED_AT = `${PREFIX}/resumed-at`;
-
-/** The target of an owner that should run no sidecar; no revision hash looks like it. */
-export const NO_REVISION = 'none';
 
 export const OWNER_STATES = [
   'current',

@@ -28,6 +28,35 @@ export const AUTO_RESTART = `${PREFIX}/auto-restart`;
 /** Selector of escaped pods: stamped, never injected, never seen by the webhook. */
 export const ESCAPED_POD_SELECTOR = `${STAMPED}=true,!${REVISION},!${SKIPPED}`;
 
+/** The controller's records of its restarts, heals and wave stops, so a replacement resumes. */
+
+/** Workload annotation: the revision Outrigger last restarted the owner to ("none": shed). */
+export const RESTARTED_REVISION = `${PREFIX}/restarted-revision`;
+/**
+ * Workload annotation: when (RFC 3339); our deadline counts from it. Also written into the
+ * template when a restart would otherwise leave the template unchanged (a heal, say), because
+ * only a template change makes the owner roll.
+ */
+export const RESTARTED_AT = `${PREFIX}/restarted-at`;
+/**
+ * Workload annotation: when that restart was seen complete; following it ends here. Without
+ * it, an owner that finished and later lost a pod (a node went down) would look like a
+ * restart of ours running past its deadline, and stop the wave.
+ */
+export const COMPLETED_AT = `${PREFIX}/completed-at`;
+/** Workload annotations: the revision and time of the last heal of escaped pods. */
+export const HEALED_REVISION = `${PREFIX}/healed-revision`;
+export const HEALED_AT = `${PREFIX}/healed-at`;
+/** ConfigMap annotation: `<revision> <why>`, written when a stall stops the wave. */
+export const WAVE_STOPPED = `${PREFIX}/wave-stopped`;
+/** ConfigMap annotation: an admin sets it (any value) to resume a stopped wave. */
+export const RESUME = `${PREFIX}/resume`;
+/** ConfigMap annotation: when the controller last acted on a resume (RFC 3339). */
+export const RESUMED_AT = `${PREFIX}/resumed-at`;
+
+/** The target of an owner that should run no sidecar; no revision hash looks like it. */
+export const NO_REVISION = 'none';
+
 export const ENABLED = 'enabled';
 export const DISABLED = 'disabled';
 
