@@ -1,38 +1,95 @@
-// The controller's shell: a namespace cache fed by a watch, and a work queue that exists only
-// while this replica leads. Followers keep the cache warm; a new leader enqueues every known
-// namespace, as whatever happened while it did not lead must be looked at again.
+// The controller's shell: caches fed by watches (namespaces, the three workload kinds, the two
+// selected sets of pods, the configuration ConfigMap), and a work queue that exists only while
+// this replica leads. Handlers turn changes into keys: `Namespace/<name>` for the opt-in label,
+// and the one wave key for everything the wave depends on. Followers keep the caches warm; a new
+// leader enqueues every key, as whatever happened while it did not lead must be looked at again.
 
-import { CoreV1Api, type KubeConfig, type V1Namespace } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  type KubeConfig,
+  type KubernetesObject,
+  type V1ConfigMap,
+  type V1Namespace,
+  type V1Pod,
+} from '@kubernetes/client-node';
+import type { ObjectRef } from '@outrigger/kube';
+import { STAMPED_KINDS, type KubeObject, type StampedKind } from '@outrigger/shared';
+import { ObjectCache, objectKey } from './cache';
+import { ConfigHolder } from './config-map';
+import { EventRecorder } from './events';
 import type { Logger } from './log';
 import type { ControllerMetrics } from './metrics';
-import {
-  namespaceKey,
-  namespaceOfKey,
-  reconcileNamespace,
-  type NamespacePolicy,
-} from './namespace';
+import { namespaceKey, namespaceOfKey, reconcileNamespace } from './namespace';
+import { countPods, injectedPodSelector } from './pods';
 import { TerminalError, WorkQueue, WriteLimiter, type ReconcileEvent, type Result } from './queue';
+import { WAVE_KEY, WaveStep, type WaveView } from './rollout';
+import { asWorkload, type Workload } from './rollout-status';
 
 /** The global write limit: a first start over thousands of namespaces must not flood the API. */
 export const WRITE_LIMIT = { ratePerSecond: 20, burst: 50 };
+/** Changes within this window make one wave step, not one each. */
+const WAVE_BATCH_MS = 100;
 
 export interface ControllerOptions {
   kc: KubeConfig;
-  policy: NamespacePolicy;
+  /** The namespace Outrigger runs in: never labelled, never injected. */
+  systemNamespace: string;
+  configMap: ObjectRef;
   logger: Logger;
   metrics: ControllerMetrics;
+  /** This replica's name in Events and the Lease. */
+  identity: string;
+  clock?: () => number;
+  writeLimit?: { ratePerSecond: number; burst: number };
 }
 
-const kindOfKey = (key: string): string => key.split('/')[0] ?? 'unknown';
+const kindOfKey = (key: string): string =>
+  key === WAVE_KEY ? 'Wave' : (key.split('/')[0] ?? 'unknown');
+
+/** A workload as our own write left it, until the cache shows that write or a later one. */
+interface Written {
+  before: string | undefined;
+  after: Workload;
+}
 
 export class Controller {
-  private namespaces: ReadonlyMap<string, V1Namespace> = new Map();
+  readonly namespaces = new ObjectCache<V1Namespace>();
+  readonly workloads: Record<StampedKind, ObjectCache<KubernetesObject>> = {
+    Deployment: new ObjectCache<KubernetesObject>(),
+    StatefulSet: new ObjectCache<KubernetesObject>(),
+    DaemonSet: new ObjectCache<KubernetesObject>(),
+  };
+  readonly escapedPods = new ObjectCache<V1Pod>();
+  readonly injectedPods = new ObjectCache<V1Pod>();
+  readonly config: ConfigHolder;
+  /** Called when the selector of injected pods worth watching changes with the configuration. */
+  onPodSelector: (selector: string) => void = () => undefined;
+
   private queue: WorkQueue | undefined;
+  private readonly written = new Map<string, Written>();
+  private readonly dryRunReported = new Set<string>();
+  private readonly apps: AppsV1Api;
   private readonly core: CoreV1Api;
-  private readonly limiter = new WriteLimiter(WRITE_LIMIT);
+  private readonly limiter: WriteLimiter;
+  private readonly events: EventRecorder;
+  private readonly clock: () => number;
+  private podSelector: string | undefined;
 
   constructor(private readonly o: ControllerOptions) {
     this.core = o.kc.makeApiClient(CoreV1Api);
+    this.apps = o.kc.makeApiClient(AppsV1Api);
+    this.config = new ConfigHolder(o.configMap);
+    this.clock = o.clock ?? Date.now;
+    this.limiter = new WriteLimiter(o.writeLimit ?? WRITE_LIMIT);
+    this.events = new EventRecorder({
+      core: this.core,
+      acquireWrite: () => this.acquireWrite(this.queue),
+      onWrite: () => o.metrics.writes.inc({ resource: 'events', verb: 'create' }),
+      logger: o.logger,
+      instance: o.identity,
+      clock: this.clock,
+    });
     o.metrics.leader.set(0);
   }
 
@@ -40,21 +97,60 @@ export class Controller {
     return this.queue !== undefined;
   }
 
-  /** A new view of every namespace: keeps it, and enqueues those that changed. */
+  /** The injected-pod selector for the configuration in force (none before the first). */
+  get currentPodSelector(): string | undefined {
+    return this.podSelector;
+  }
+
   onNamespaces(items: readonly V1Namespace[]): void {
-    const before = this.namespaces;
-    const next = new Map<string, V1Namespace>();
-    const changed: string[] = [];
-    for (const ns of items) {
-      const name = ns.metadata?.name;
-      if (!name) continue;
-      next.set(name, ns);
-      if (before.get(name)?.metadata?.resourceVersion !== ns.metadata?.resourceVersion)
-        changed.push(name);
+    const { changed, deleted } = this.namespaces.replace(items);
+    for (const ns of changed) this.queue?.add(namespaceKey(ns.metadata?.name ?? ''));
+    // A namespace's opt-in decides the scope of every owner in it.
+    if (changed.length > 0 || deleted.length > 0) this.waveChanged();
+  }
+
+  onWorkloads(kind: StampedKind, items: readonly KubernetesObject[]): void {
+    const { changed, deleted } = this.workloads[kind].replace(items);
+    if (changed.length > 0 || deleted.length > 0) this.waveChanged();
+  }
+
+  onPods(which: 'escaped' | 'injected', items: readonly V1Pod[]): void {
+    const cache = which === 'escaped' ? this.escapedPods : this.injectedPods;
+    const { changed, deleted } = cache.replace(items);
+    if (changed.length > 0 || deleted.length > 0) this.waveChanged();
+  }
+
+  onConfigMap(items: readonly V1ConfigMap[]): void {
+    const cm = items.find((c) => c.metadata?.name === this.o.configMap.name);
+    const { configChanged, problem } = this.config.take(cm);
+    const { logger, metrics } = this.o;
+    if (problem) {
+      metrics.configErrors.inc({ reason: problem.reason });
+      logger.error('configuration refused; the last good one stays in force', {
+        configMap: `${this.o.configMap.namespace}/${this.o.configMap.name}`,
+        reason: problem.reason,
+        error: problem.message,
+        revision: this.config.inForce?.revision ?? null,
+      });
+      void this.reportConfigProblem(cm, problem.message);
     }
-    // The new view first: add() may start a reconcile at once, and it must read this view.
-    this.namespaces = next;
-    for (const name of changed) this.queue?.add(namespaceKey(name));
+    const inForce = this.config.inForce;
+    if (configChanged && inForce) {
+      metrics.setRevision(inForce.revision);
+      logger.info('configuration in force', { revision: inForce.revision });
+      const selector = injectedPodSelector(
+        inForce.revision,
+        inForce.config.rollout.restartOnOptOut,
+      );
+      if (selector !== this.podSelector) {
+        this.podSelector = selector;
+        this.onPodSelector(selector);
+      }
+      // excludeNamespaces may have changed: every namespace's label is decided again.
+      for (const name of this.namespaces.keys()) this.queue?.add(namespaceKey(name));
+    }
+    // The ConfigMap's annotations hold the wave's stop and the admin's resume.
+    this.waveChanged();
   }
 
   startLeading(): void {
@@ -70,7 +166,10 @@ export class Controller {
     metrics.leader.set(1);
     queue.start();
     for (const name of this.namespaces.keys()) queue.add(namespaceKey(name));
-    logger.info('leading: reconciling every namespace', { namespaces: this.namespaces.size });
+    queue.add(WAVE_KEY);
+    logger.info('leading: reconciling every namespace and the wave', {
+      namespaces: this.namespaces.size,
+    });
   }
 
   /** Drops the queue; resolves once the reconciles in flight have ended. */
@@ -82,18 +181,29 @@ export class Controller {
     this.o.metrics.queueDepth.set(0);
   }
 
+  private waveChanged(): void {
+    this.queue?.addAfter(WAVE_KEY, WAVE_BATCH_MS);
+  }
+
+  private async acquireWrite(queue: WorkQueue | undefined): Promise<void> {
+    await this.limiter.acquire();
+    // Leadership may have ended while this waited for a token: only the leader writes.
+    if (queue === undefined || this.queue !== queue)
+      throw new TerminalError('no longer the leader; not writing');
+  }
+
   private async reconcile(key: string, queue: WorkQueue): Promise<Result> {
+    if (key === WAVE_KEY) return this.reconcileWave(queue);
     const name = namespaceOfKey(key);
     if (name === undefined) throw new TerminalError(`no reconciler for key ${key}`);
     return reconcileNamespace(name, {
       core: this.core,
       get: (n) => this.namespaces.get(n),
-      policy: this.o.policy,
-      acquireWrite: async () => {
-        await this.limiter.acquire();
-        // Leadership may have ended while this waited for a token: only the leader writes.
-        if (this.queue !== queue) throw new TerminalError('no longer the leader; not writing');
+      policy: {
+        systemNamespace: this.o.systemNamespace,
+        excluded: this.config.inForce?.config.excludeNamespaces,
       },
+      acquireWrite: () => this.acquireWrite(queue),
       onWrite: (n, patch) => {
         this.o.metrics.writes.inc({ resource: 'namespaces', verb: 'patch' });
         this.o.logger.info('mirroring the opt-in to the namespace label', {
@@ -101,6 +211,89 @@ export class Controller {
           labels: patch.metadata.labels,
         });
       },
+    });
+  }
+
+  private async reconcileWave(queue: WorkQueue): Promise<Result> {
+    const config = this.config.inForce;
+    // Nothing to roll to yet; the ConfigMap's watch adds the key when one is in force.
+    if (!config) return { done: true };
+    const { logger, metrics } = this.o;
+    const step = new WaveStep(
+      {
+        view: () => this.view(),
+        apps: this.apps,
+        core: this.core,
+        configMapRef: this.o.configMap,
+        systemNamespace: this.o.systemNamespace,
+        clock: this.clock,
+        acquireWrite: () => this.acquireWrite(queue),
+        onWrite: (resource, verb) => metrics.writes.inc({ resource, verb }),
+        onWritten: (before, after) =>
+          this.written.set(`${after.kind}/${objectKey(after)}`, {
+            before: before.metadata?.resourceVersion,
+            after,
+          }),
+        events: this.events,
+        dryRunReported: this.dryRunReported,
+        metrics,
+        logger,
+      },
+      this.view(),
+      config,
+    );
+    return step.run();
+  }
+
+  /** The caches as the wave reads them, with our own latest writes laid over stale entries. */
+  view(): WaveView {
+    const inForce = this.config.inForce;
+    return {
+      config: inForce,
+      configMap: this.config.configMap,
+      workloads: this.currentWorkloads(),
+      namespace: (name) => this.namespaces.get(name),
+      pods: countPods(
+        { escaped: this.escapedPods.values(), injected: this.injectedPods.values() },
+        inForce?.revision ?? '',
+      ),
+    };
+  }
+
+  private currentWorkloads(): Workload[] {
+    const out: Workload[] = [];
+    const seen = new Set<string>();
+    for (const kind of STAMPED_KINDS) {
+      for (const cached of this.workloads[kind].values()) {
+        const w = asWorkload(cached as KubeObject, kind);
+        if (!w) continue;
+        const key = `${kind}/${objectKey(w)}`;
+        seen.add(key);
+        out.push(this.newest(key, w));
+      }
+    }
+    for (const key of this.written.keys()) if (!seen.has(key)) this.written.delete(key);
+    return out;
+  }
+
+  /** Our write while the cache still shows the version it replaced; else the cache's. */
+  private newest(key: string, cached: Workload): Workload {
+    const mine = this.written.get(key);
+    if (!mine) return cached;
+    if (cached.metadata?.resourceVersion === mine.before) return mine.after;
+    this.written.delete(key);
+    return cached;
+  }
+
+  private async reportConfigProblem(cm: V1ConfigMap | undefined, message: string): Promise<void> {
+    if (!cm || !this.queue) return;
+    const { namespace, name } = this.o.configMap;
+    await this.events.record({
+      subject: { apiVersion: 'v1', kind: 'ConfigMap', namespace, name, uid: cm.metadata?.uid },
+      type: 'Warning',
+      reason: 'InvalidConfiguration',
+      message,
+      once: cm.metadata?.resourceVersion ?? message,
     });
   }
 

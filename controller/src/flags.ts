@@ -67,7 +67,7 @@ export const USAGE = `Usage: outrigger-controller [flags]   (each flag is also a
 
   --kubeconfig PATH             API access (default: in-cluster)
   --namespace NAME              the namespace Outrigger runs in: never labelled, holds the Lease (default outrigger-system)
-  --config-map NAMESPACE/NAME   the injector configuration (default <namespace>/outrigger-config; not read yet)
+  --config-map NAMESPACE/NAME   the injector configuration (default <namespace>/outrigger-config)
   --metrics-listen HOST:PORT    plain HTTP /metrics, /healthz, /readyz (default :9091)
   --leader-elect true|false     elect a leader on a Lease; only the leader writes (default true)
   --lease-name NAME             the Lease in --namespace (default outrigger-controller)

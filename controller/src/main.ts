@@ -1,12 +1,13 @@
-// outrigger-controller: wires flags, the namespace watch, leader election, the work queue and the
+// outrigger-controller: wires flags, the watches, leader election, the work queue and the
 // metrics server; on SIGTERM it releases the Lease (so a follower takes over at once) and stops.
 
 import type { Server as HttpServer } from 'node:http';
-import { CoreV1Api, type KubeConfig, type V1Namespace } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import {
   LeaderElector,
   ResilientWatch,
   boundPort,
+  defaultIdentity,
   loadKubeConfig,
   startProbeServer,
 } from '@outrigger/kube';
@@ -14,6 +15,7 @@ import { Controller } from './controller';
 import { FlagError, USAGE, parseFlags, type ControllerFlags } from './flags';
 import { createLogger, type Logger } from './log';
 import { ControllerMetrics } from './metrics';
+import { fixedWatches, podWatch, type WatchDeps } from './watches';
 
 export interface Running {
   metricsPort: number;
@@ -26,32 +28,51 @@ export interface ControllerDeps {
   metrics: ControllerMetrics;
 }
 
-function namespaceWatch(
+function elector(
   kc: KubeConfig,
-  deps: ControllerDeps,
-  controller: Controller,
-): ResilientWatch<V1Namespace> {
-  return new ResilientWatch<V1Namespace>({
-    kc,
-    path: '/api/v1/namespaces',
-    list: () => kc.makeApiClient(CoreV1Api).listNamespace(),
-    onChange: (items) => controller.onNamespaces(items),
-    onRestart: () => deps.metrics.watchRestarts.inc({ resource: 'namespaces' }),
-    logger: deps.logger,
-    resource: 'namespaces',
-    resyncMs: 10 * 60_000,
-  });
-}
-
-function elector(kc: KubeConfig, flags: ControllerFlags, deps: ControllerDeps, c: Controller) {
+  flags: ControllerFlags,
+  c: Controller,
+  deps: ControllerDeps & { identity: string },
+) {
+  const { identity } = deps;
   return new LeaderElector({
     kc,
     namespace: flags.namespace,
     name: flags.leaseName,
+    identity,
     onStartedLeading: () => c.startLeading(),
     onStoppedLeading: () => void c.stopLeading(),
     logger: deps.logger,
   });
+}
+
+/**
+ * The injected-pod watch, replaced whenever the configuration's revision changes its selector.
+ * Until the first configuration is in force there is nothing to compare pods against.
+ */
+class InjectedPods {
+  private current: ResilientWatch<V1Pod> | undefined;
+  private stopped = false;
+
+  constructor(private readonly d: WatchDeps) {}
+
+  /** Ready: no selector yet, or its watch has listed once. */
+  get hasSynced(): boolean {
+    return this.current?.hasSynced ?? true;
+  }
+
+  switchTo(selector: string): void {
+    if (this.stopped) return;
+    const old = this.current;
+    this.current = podWatch(this.d, 'injected', selector);
+    void old?.stop();
+    this.current.start().catch(() => undefined);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.current?.stop();
+  }
 }
 
 export async function startController(
@@ -60,29 +81,39 @@ export async function startController(
 ): Promise<Running> {
   const { logger, metrics } = deps;
   const kc = loadKubeConfig(flags.kubeconfig);
+  const identity = defaultIdentity();
   const controller = new Controller({
     kc,
-    policy: { systemNamespace: flags.namespace },
+    systemNamespace: flags.namespace,
+    configMap: flags.configMap,
     logger,
     metrics,
+    identity,
   });
-  const watch = namespaceWatch(kc, deps, controller);
+  const watchDeps: WatchDeps = { kc, controller, logger, metrics };
+  const injected = new InjectedPods(watchDeps);
+  controller.onPodSelector = (selector) => injected.switchTo(selector);
+  const watches: ResilientWatch<KubernetesObject>[] = fixedWatches(watchDeps);
   let stopping = false;
-  const ready = (): boolean => !stopping && watch.hasSynced;
+  const ready = (): boolean => !stopping && watches.every((w) => w.hasSynced) && injected.hasSynced;
   const http: HttpServer = await startProbeServer(
     metrics.registry,
     { live: () => true, ready },
     flags.metricsListen,
   );
-  await watch.start();
-  const leader = flags.leaderElect ? elector(kc, flags, deps, controller) : undefined;
+  await Promise.all(watches.map((w) => w.start()));
+  const leader = flags.leaderElect
+    ? elector(kc, flags, controller, { ...deps, identity })
+    : undefined;
   if (leader) leader.start();
   else controller.startLeading();
   logger.info('outrigger-controller running', {
     metrics: boundPort(http),
     namespace: flags.namespace,
+    configMap: `${flags.configMap.namespace}/${flags.configMap.name}`,
     leaderElect: flags.leaderElect,
     lease: flags.leaderElect ? `${flags.namespace}/${flags.leaseName}` : null,
+    identity,
   });
 
   const shutdown = async (): Promise<void> => {
@@ -90,7 +121,7 @@ export async function startController(
     stopping = true;
     await leader?.stop();
     await controller.stopLeading();
-    await watch.stop();
+    await Promise.all([...watches.map((w) => w.stop()), injected.stop()]);
     await new Promise((r) => http.close(r));
     logger.info('stopped');
   };

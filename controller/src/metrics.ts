@@ -1,6 +1,7 @@
 // The controller's Prometheus metrics, on a registry passed in (tests get their own).
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { OWNER_STATES, type OwnerState } from './plan';
 
 export class ControllerMetrics {
   readonly reconciles: Counter<'kind' | 'outcome'>;
@@ -9,6 +10,12 @@ export class ControllerMetrics {
   readonly leader: Gauge;
   readonly watchRestarts: Counter<'resource'>;
   readonly writes: Counter<'resource' | 'verb'>;
+  readonly owners: Gauge<'state'>;
+  readonly restarts: Counter<'kind'>;
+  readonly stalls: Counter<'reason'>;
+  readonly waveStopped: Gauge;
+  readonly configRevision: Gauge<'revision'>;
+  readonly configErrors: Counter<'reason'>;
 
   constructor(
     readonly registry: Registry = new Registry(),
@@ -51,5 +58,51 @@ export class ControllerMetrics {
       labelNames: ['resource', 'verb'],
       registers,
     });
+    this.owners = new Gauge({
+      name: 'outrigger_controller_owners',
+      help: 'Owners (Deployments, StatefulSets, DaemonSets) by state, as of the last wave step.',
+      labelNames: ['state'],
+      registers,
+    });
+    this.restarts = new Counter({
+      name: 'outrigger_controller_restarts_total',
+      help: 'Owners restarted, by kind: rollout (new revision), heal (escaped pods), shed (opted out).',
+      labelNames: ['kind'],
+      registers,
+    });
+    this.stalls = new Counter({
+      name: 'outrigger_controller_rollout_stalls_total',
+      help: 'Rollouts of ours that stalled or passed their deadline and stopped the wave.',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.waveStopped = new Gauge({
+      name: 'outrigger_controller_wave_stopped',
+      help: '1 while the wave is stopped (a rollout stalled; resume or change the configuration).',
+      registers,
+    });
+    this.configRevision = new Gauge({
+      name: 'outrigger_controller_config_revision',
+      help: 'The configuration revision in force (1 for the current revision label).',
+      labelNames: ['revision'],
+      registers,
+    });
+    this.configErrors = new Counter({
+      name: 'outrigger_controller_config_errors_total',
+      help: 'ConfigMap versions refused (missing, no key, invalid); the last good one stays.',
+      labelNames: ['reason'],
+      registers,
+    });
+  }
+
+  setOwnerStates(states: readonly OwnerState[]): void {
+    const counts = new Map<OwnerState, number>(OWNER_STATES.map((s) => [s, 0]));
+    for (const s of states) counts.set(s, (counts.get(s) ?? 0) + 1);
+    for (const [state, n] of counts) this.owners.set({ state }, n);
+  }
+
+  setRevision(revision: string): void {
+    this.configRevision.reset();
+    this.configRevision.set({ revision }, 1);
   }
 }

@@ -36,8 +36,14 @@ describe('Controller', () => {
 
   beforeEach(() => {
     metrics = new ControllerMetrics();
-    const policy = { systemNamespace: 'outrigger-system' };
-    controller = new Controller({ kc: unreachable(), policy, logger, metrics });
+    controller = new Controller({
+      kc: unreachable(),
+      systemNamespace: 'outrigger-system',
+      configMap: { namespace: 'outrigger-system', name: 'outrigger-config' },
+      identity: 'test',
+      logger,
+      metrics,
+    });
   });
   afterEach(() => controller.stopLeading());
 
@@ -63,10 +69,14 @@ describe('Controller', () => {
     controller.startLeading();
     controller.onNamespaces([ns('quiet', '1')]);
     await new Promise((resolve) => setImmediate(resolve));
-    const before = (await metrics.reconciles.get()).values.reduce((s, v) => s + v.value, 0);
+    const before = (await metrics.reconciles.get()).values
+      .filter((v) => v.labels.kind === 'Namespace')
+      .reduce((s, v) => s + v.value, 0);
     controller.onNamespaces([ns('quiet', '1')]);
     await new Promise((resolve) => setTimeout(resolve, 10));
-    const after = (await metrics.reconciles.get()).values.reduce((s, v) => s + v.value, 0);
+    const after = (await metrics.reconciles.get()).values
+      .filter((v) => v.labels.kind === 'Namespace')
+      .reduce((s, v) => s + v.value, 0);
     expect(after).toBe(before);
   });
 });

@@ -25,6 +25,7 @@ export interface WatchOptions<T extends KubernetesObject> {
   path: string;
   list: () => Promise<KubernetesListObject<T>>;
   fieldSelector?: string;
+  labelSelector?: string;
   /** Called with every object after each (re)list and each burst of changes. The objects are the
    * cache's own: read them, never change them. */
   onChange: (objects: readonly T[]) => void;
@@ -73,7 +74,7 @@ export class ResilientWatch<T extends KubernetesObject> {
       new Watch(this.o.kc),
       this.o.list,
       false,
-      undefined,
+      this.o.labelSelector,
       this.o.fieldSelector,
     );
     this.informer = informer;

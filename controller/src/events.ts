@@ -1,0 +1,118 @@
+// Kubernetes Events on owners and on the configuration ConfigMap: what the controller did
+// (restarted, healed), and what it will not do and why (rollout stalled, skipped, heal did not
+// help, configuration refused). Each is written once per subject, reason and revision in this
+// process, so a steady cluster gets no Event writes. An Event is a report: failing to write one
+// is logged and never fails the reconcile that decided it.
+
+import type { CoreV1Api, CoreV1Event } from '@kubernetes/client-node';
+import type { Logger } from './log';
+
+export const EVENT_REASONS = [
+  'Restarted',
+  'Healed',
+  'SidecarsShed',
+  'RolloutStalled',
+  'WaveResumed',
+  'RestartSkipped',
+  'HealDidNotHelp',
+  'WouldRestart',
+  'InvalidConfiguration',
+] as const;
+export type EventReason = (typeof EVENT_REASONS)[number];
+
+export interface EventSubject {
+  apiVersion: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  uid?: string;
+}
+
+export interface EventRecord {
+  subject: EventSubject;
+  type: 'Normal' | 'Warning';
+  reason: EventReason;
+  message: string;
+  /** Same subject, reason and `once`: written once per process. Default: the message. */
+  once?: string;
+}
+
+export interface EventRecorderOptions {
+  core: Pick<CoreV1Api, 'createNamespacedEvent'>;
+  /** Waits for a write token; throws when this replica may no longer write. */
+  acquireWrite: () => Promise<void>;
+  onWrite: () => void;
+  logger: Logger;
+  /** Who reports: the replica's identity. */
+  instance: string;
+  clock?: () => number;
+}
+
+const COMPONENT = 'outrigger-controller';
+/** Entries remembered before the oldest are forgotten: a bound on memory, not a feature. */
+const REMEMBERED = 50_000;
+const MESSAGE_LIMIT = 1024;
+
+export class EventRecorder {
+  private readonly written = new Set<string>();
+  private readonly clock: () => number;
+
+  constructor(private readonly o: EventRecorderOptions) {
+    this.clock = o.clock ?? Date.now;
+  }
+
+  async record(event: EventRecord): Promise<void> {
+    const { subject } = event;
+    const id = [
+      subject.kind,
+      subject.namespace,
+      subject.name,
+      event.reason,
+      event.once ?? event.message,
+    ].join('\u0000');
+    if (this.written.has(id)) return;
+    this.remember(id);
+    try {
+      await this.o.acquireWrite();
+      this.o.onWrite();
+      await this.o.core.createNamespacedEvent({
+        namespace: subject.namespace,
+        body: this.body(event),
+      });
+    } catch (error) {
+      // Not remembered after all: a later reconcile may try again.
+      this.written.delete(id);
+      this.o.logger.warn('could not write an Event', {
+        reason: event.reason,
+        object: `${subject.kind} ${subject.namespace}/${subject.name}`,
+        error: (error as Error).message,
+      });
+    }
+  }
+
+  private remember(id: string): void {
+    if (this.written.size >= REMEMBERED) {
+      const oldest = this.written.values().next();
+      if (!oldest.done) this.written.delete(oldest.value);
+    }
+    this.written.add(id);
+  }
+
+  private body(event: EventRecord): CoreV1Event {
+    const { subject } = event;
+    const now = new Date(this.clock());
+    return {
+      metadata: { generateName: `${subject.name}.`, namespace: subject.namespace },
+      involvedObject: { ...subject },
+      type: event.type,
+      reason: event.reason,
+      message: event.message.slice(0, MESSAGE_LIMIT),
+      source: { component: COMPONENT },
+      reportingComponent: COMPONENT,
+      reportingInstance: this.o.instance,
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
+    };
+  }
+}

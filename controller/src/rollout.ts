@@ -1,0 +1,381 @@
+// The wave reconcile: one key for the whole cluster, because the budget of rollouts at once is
+// cluster-wide and the wave's stop holds for every owner. It reads the caches, assesses every
+// owner and plans the wave (plan.ts, pure), then carries the plan out: restarts, completions,
+// the wave's stop or resume on the ConfigMap, Events and metrics. Running it twice does nothing
+// the second time: every decision is read back from the cluster, and each write carries the
+// resourceVersion it was decided on, so a write from a stale cache fails instead of repeating.
+
+import {
+  AppsV1Api,
+  CoreV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1ConfigMap,
+  type V1Namespace,
+} from '@kubernetes/client-node';
+import type { ObjectRef } from '@outrigger/kube';
+import { FIELD_MANAGER, type Config } from '@outrigger/shared';
+import type { ConfigInForce } from './config-map';
+import type { EventRecorder, EventSubject } from './events';
+import type { Logger } from './log';
+import type { ControllerMetrics } from './metrics';
+import { namespaceMeta } from './namespace';
+import {
+  assessOwner,
+  completionPatch,
+  ownerKey,
+  planWave,
+  readWave,
+  restartPatch,
+  resumePatch,
+  waveStopPatch,
+  type OwnerAssessment,
+  type OwnerRef,
+  type PodCounts,
+  type ReportEntry,
+  type ReportReason,
+  type RestartKind,
+  type RestartOrder,
+  type WavePlan,
+} from './plan';
+import { noPods } from './pods';
+import type { Result } from './queue';
+import type { Workload } from './rollout-status';
+
+export const WAVE_KEY = 'Wave';
+
+/** What the wave reads: the caches, as they stand. */
+export interface WaveView {
+  config: ConfigInForce | undefined;
+  configMap: V1ConfigMap | undefined;
+  workloads: readonly Workload[];
+  namespace: (name: string) => V1Namespace | undefined;
+  pods: ReadonlyMap<string, PodCounts>;
+}
+
+export interface WaveDeps {
+  view: () => WaveView;
+  apps: AppsV1Api;
+  core: CoreV1Api;
+  configMapRef: ObjectRef;
+  systemNamespace: string;
+  clock: () => number;
+  /** Waits for a write token; throws when this replica may no longer write. */
+  acquireWrite: () => Promise<void>;
+  onWrite: (resource: string, verb: string) => void;
+  /** A workload as our write left it, until the cache has caught up with the write. */
+  onWritten: (before: Workload, after: Workload) => void;
+  events: EventRecorder;
+  /** Dry-run restarts already logged (owner, revision, reason), kept across runs. */
+  dryRunReported: Set<string>;
+  metrics: ControllerMetrics;
+  logger: Logger;
+}
+
+/** How soon a write refused for a stale cache is tried again, once the watch has caught up. */
+export const CONFLICT_REQUEUE_MS = 1000;
+
+const RESOURCE: Record<Workload['kind'], string> = {
+  Deployment: 'deployments',
+  StatefulSet: 'statefulsets',
+  DaemonSet: 'daemonsets',
+};
+
+const RESTART_EVENT = { rollout: 'Restarted', heal: 'Healed', shed: 'SidecarsShed' } as const;
+
+function isConflict(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && 'code' in err && err.code === 409;
+}
+
+/** The typed client hands times back as Date objects: the caches hold the wire's strings. */
+const plain = <T>(object: T): T => JSON.parse(JSON.stringify(object)) as T;
+
+const subjectOf = (w: Workload): EventSubject => ({
+  apiVersion: 'apps/v1',
+  kind: w.kind,
+  namespace: w.metadata?.namespace ?? '',
+  name: w.metadata?.name ?? '',
+  uid: w.metadata?.uid,
+});
+
+function assessAll(view: WaveView, config: ConfigInForce, deps: WaveDeps, nowMs: number) {
+  const assessments: OwnerAssessment[] = [];
+  const byKey = new Map<string, Workload>();
+  for (const workload of view.workloads) {
+    const ns = view.namespace(workload.metadata?.namespace ?? '');
+    if (!ns) continue;
+    const a = assessOwner({
+      workload,
+      namespace: namespaceMeta(ns),
+      config: config.config,
+      revision: config.revision,
+      pods: view.pods.get(ownerKey(refOfWorkload(workload))) ?? noPods(),
+      nowMs,
+      systemNamespace: deps.systemNamespace,
+    });
+    assessments.push(a);
+    byKey.set(ownerKey(a.owner), workload);
+  }
+  return { assessments, byKey };
+}
+
+function refOfWorkload(w: Workload): OwnerRef {
+  return { namespace: w.metadata?.namespace ?? '', kind: w.kind, name: w.metadata?.name ?? '' };
+}
+
+/** One wave step: what a reconcile of WAVE_KEY does. */
+export class WaveStep {
+  private conflicts = 0;
+  private readonly lastReport = new Map<string, ReportEntry>();
+
+  constructor(
+    private readonly deps: WaveDeps,
+    private readonly view: WaveView,
+    private readonly config: ConfigInForce,
+  ) {}
+
+  async run(): Promise<Result> {
+    const { deps, view, config } = this;
+    const nowMs = deps.clock();
+    const { assessments, byKey } = assessAll(view, config, deps, nowMs);
+    const plan = planWave({
+      owners: assessments,
+      revision: config.revision,
+      rollout: config.config.rollout,
+      wave: readWave(view.configMap?.metadata?.annotations),
+      nowMs,
+    });
+    this.observe(assessments, plan);
+    await this.carryOut(plan, byKey, nowMs);
+    if (this.conflicts > 0) return { requeueAfterMs: CONFLICT_REQUEUE_MS };
+    if (plan.recheckAtMs !== undefined)
+      return { requeueAfterMs: Math.max(0, plan.recheckAtMs - deps.clock()) };
+    return { done: true };
+  }
+
+  private observe(assessments: readonly OwnerAssessment[], plan: WavePlan): void {
+    const { metrics } = this.deps;
+    metrics.setOwnerStates(assessments.map((a) => a.state));
+    metrics.waveStopped.set(plan.stopped ? 1 : 0);
+  }
+
+  private async carryOut(plan: WavePlan, byKey: Map<string, Workload>, nowMs: number) {
+    for (const e of plan.report) this.lastReport.set(ownerKey(e.owner), e);
+    if (plan.resume) await this.resume(nowMs);
+    if (plan.stop) await this.stop(plan, byKey, nowMs);
+    for (const owner of plan.complete) await this.complete(byKey.get(ownerKey(owner)), nowMs);
+    for (const order of plan.restart)
+      await this.restart(order, byKey.get(ownerKey(order.owner)), nowMs);
+    await this.report(plan.report, byKey);
+  }
+
+  /** Runs one write; a conflict (stale cache) is counted and left for the requeue. */
+  private async write<T>(what: string, call: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await call();
+    } catch (err) {
+      if (isConflict(err)) {
+        this.conflicts += 1;
+        this.deps.logger.debug('write refused on a stale resourceVersion; deciding again', {
+          object: what,
+        });
+        return undefined;
+      }
+      throw err;
+    }
+  }
+
+  private async patchWorkload(w: Workload, body: object): Promise<Workload | undefined> {
+    const { deps } = this;
+    await deps.acquireWrite();
+    deps.onWrite(RESOURCE[w.kind], 'patch');
+    const args = {
+      name: w.metadata?.name ?? '',
+      namespace: w.metadata?.namespace ?? '',
+      body,
+      fieldManager: FIELD_MANAGER,
+    };
+    const options = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+    const what = `${w.kind} ${args.namespace}/${args.name}`;
+    const written = await this.write(what, async (): Promise<object> => {
+      switch (w.kind) {
+        case 'Deployment':
+          return deps.apps.patchNamespacedDeployment(args, options);
+        case 'StatefulSet':
+          return deps.apps.patchNamespacedStatefulSet(args, options);
+        case 'DaemonSet':
+          return deps.apps.patchNamespacedDaemonSet(args, options);
+      }
+    });
+    if (!written) return undefined;
+    const after = { ...plain(written), apiVersion: 'apps/v1', kind: w.kind } as Workload;
+    deps.onWritten(w, after);
+    return after;
+  }
+
+  private async restart(order: RestartOrder, w: Workload | undefined, nowMs: number) {
+    if (!w) return;
+    const { deps } = this;
+    const written = await this.patchWorkload(w, restartPatch({ workload: w, order, nowMs }));
+    if (!written) return;
+    deps.metrics.restarts.inc({ kind: order.kind });
+    const detail = this.detailOf(order.owner);
+    deps.logger.info('restarted', {
+      owner: ownerKey(order.owner),
+      kind: order.kind,
+      revision: order.revision,
+      detail,
+    });
+    await deps.events.record({
+      subject: subjectOf(w),
+      type: 'Normal',
+      reason: RESTART_EVENT[order.kind],
+      message: restartMessage(order.kind, order.revision, detail),
+      once: `${order.kind} ${order.revision} ${nowMs}`,
+    });
+  }
+
+  private detailOf(owner: OwnerRef): string {
+    return this.lastReport.get(ownerKey(owner))?.detail ?? '';
+  }
+
+  private async complete(w: Workload | undefined, nowMs: number) {
+    if (!w) return;
+    const rv = w.metadata?.resourceVersion;
+    const body = completionPatch(nowMs);
+    const written = await this.patchWorkload(w, rv ? withResourceVersion(body, rv) : body);
+    if (written) this.deps.logger.info('rollout complete', { owner: ownerKey(refOfWorkload(w)) });
+  }
+
+  private async patchConfigMap(body: Record<string, unknown>): Promise<boolean> {
+    const { deps } = this;
+    const rv = this.view.configMap?.metadata?.resourceVersion;
+    await deps.acquireWrite();
+    deps.onWrite('configmaps', 'patch');
+    const { namespace, name } = deps.configMapRef;
+    const written = await this.write(`ConfigMap ${namespace}/${name}`, () =>
+      deps.core.patchNamespacedConfigMap(
+        {
+          name,
+          namespace,
+          body: rv ? withResourceVersion(body, rv) : body,
+          fieldManager: FIELD_MANAGER,
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
+    );
+    return written !== undefined;
+  }
+
+  private configMapSubject(): EventSubject {
+    const { namespace, name } = this.deps.configMapRef;
+    return {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      namespace,
+      name,
+      uid: this.view.configMap?.metadata?.uid,
+    };
+  }
+
+  private async stop(plan: WavePlan, byKey: Map<string, Workload>, nowMs: number) {
+    const stop = plan.stop;
+    if (!stop) return;
+    const { deps, config } = this;
+    const ok = await this.patchConfigMap(waveStopPatch({ stop, revision: config.revision, nowMs }));
+    if (!ok) return;
+    deps.metrics.stalls.inc({ reason: stop.reason });
+    deps.logger.warn('the wave stopped: a rollout did not complete', {
+      owner: ownerKey(stop.owner),
+      reason: stop.reason,
+      detail: stop.detail,
+      resume: `kubectl annotate configmap -n ${deps.configMapRef.namespace} ${deps.configMapRef.name} outrigger.dev/resume=now`,
+    });
+    const w = byKey.get(ownerKey(stop.owner));
+    const message = `${stop.reason}: ${stop.detail}. The wave to revision ${config.revision} is stopped until the configuration changes or an admin resumes it (annotate ConfigMap ${deps.configMapRef.namespace}/${deps.configMapRef.name} outrigger.dev/resume=now)`;
+    if (w)
+      await deps.events.record({
+        subject: subjectOf(w),
+        type: 'Warning',
+        reason: 'RolloutStalled',
+        message,
+        once: `${config.revision} ${nowMs}`,
+      });
+  }
+
+  private async resume(nowMs: number) {
+    const ok = await this.patchConfigMap(resumePatch(nowMs));
+    if (!ok) return;
+    this.deps.logger.info('the wave resumed by the admin', { revision: this.config.revision });
+    await this.deps.events.record({
+      subject: this.configMapSubject(),
+      type: 'Normal',
+      reason: 'WaveResumed',
+      message: `the wave to revision ${this.config.revision} resumed`,
+      once: String(nowMs),
+    });
+  }
+
+  private wouldRestart(e: ReportEntry): void {
+    const key = `${ownerKey(e.owner)} ${this.config.revision} ${e.reason}`;
+    if (this.deps.dryRunReported.has(key)) return;
+    this.deps.dryRunReported.add(key);
+    this.deps.logger.info('dry-run: would restart', {
+      owner: ownerKey(e.owner),
+      reason: e.reason,
+      detail: e.detail,
+    });
+  }
+
+  /** Events for owners left alone for a reason an admin should see; once per revision. */
+  private async report(entries: readonly ReportEntry[], byKey: Map<string, Workload>) {
+    const { deps, config } = this;
+    for (const e of entries) {
+      if (e.action === 'restart' && config.config.rollout.mode === 'dry-run') this.wouldRestart(e);
+      const w = byKey.get(ownerKey(e.owner));
+      const reported = reportEvent(e, config.config);
+      if (!w || !reported) continue;
+      await deps.events.record({
+        subject: subjectOf(w),
+        type: reported.type,
+        reason: reported.reason,
+        message: `${e.detail} (revision ${config.revision})`,
+        once: `${config.revision} ${e.reason}`,
+      });
+    }
+  }
+}
+
+function withResourceVersion(body: Record<string, unknown>, rv: string): Record<string, unknown> {
+  const metadata = (body.metadata ?? {}) as Record<string, unknown>;
+  return { ...body, metadata: { ...metadata, resourceVersion: rv } };
+}
+
+function restartMessage(kind: RestartKind, revision: string, detail: string): string {
+  const why = detail ? `: ${detail}` : '';
+  switch (kind) {
+    case 'rollout':
+      return `restarted to roll out configuration revision ${revision}${why}`;
+    case 'heal':
+      return `restarted to inject pods that escaped the webhook (revision ${revision})${why}`;
+    case 'shed':
+      return `restarted to remove the sidecar after the namespace or workload opted out${why}`;
+  }
+}
+
+const SKIP_REASONS: ReadonlySet<ReportReason> = new Set<ReportReason>([
+  'on-delete',
+  'auto-restart-disabled',
+  'manual-mode',
+]);
+
+/** The Event a report entry is worth, if any. Dry-run writes none: it only logs. */
+function reportEvent(
+  e: ReportEntry,
+  config: Config,
+): { type: 'Normal' | 'Warning'; reason: 'RestartSkipped' | 'HealDidNotHelp' } | undefined {
+  if (config.rollout.mode === 'dry-run') return undefined;
+  if (SKIP_REASONS.has(e.reason)) return { type: 'Normal', reason: 'RestartSkipped' };
+  if (e.reason === 'heal-did-not-help') return { type: 'Warning', reason: 'HealDidNotHelp' };
+  return undefined;
+}
