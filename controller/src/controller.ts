@@ -22,6 +22,7 @@ import type { Logger } from './log';
 import type { ControllerMetrics } from './metrics';
 import { namespaceKey, namespaceOfKey, reconcileNamespace } from './namespace';
 import { countPods, injectedPodSelector } from './pods';
+import { probeReady } from './webhook-probe';
 import { TerminalError, WorkQueue, WriteLimiter, type ReconcileEvent, type Result } from './queue';
 import { WAVE_KEY, WaveStep, type WaveView } from './rollout';
 import { asWorkload, type Workload } from './rollout-status';
@@ -41,6 +42,8 @@ export interface ControllerOptions {
   /** This replica's name in Events and the Lease. */
   identity: string;
   clock?: () => number;
+  /** The webhook's readiness URL: heals wait until it answers. */
+  webhookReadyUrl?: string;
   writeLimit?: { ratePerSecond: number; burst: number };
 }
 
@@ -219,6 +222,9 @@ export class Controller {
     // Nothing to roll to yet; the ConfigMap's watch adds the key when one is in force.
     if (!config) return { done: true };
     const { logger, metrics } = this.o;
+    const url = this.o.webhookReadyUrl;
+    // Asked only when there is something to heal: a steady cluster makes no calls at all.
+    const webhookReady = url && this.escapedPods.size > 0 ? await probeReady(url) : true;
     const step = new WaveStep(
       {
         view: () => this.view(),
@@ -236,6 +242,7 @@ export class Controller {
           }),
         events: this.events,
         dryRunReported: this.dryRunReported,
+        webhookReady,
         metrics,
         logger,
       },

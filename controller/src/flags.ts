@@ -22,6 +22,8 @@ export interface ControllerFlags {
   leaderElect: boolean;
   leaseName: string;
   logLevel: 'error' | 'warn' | 'info' | 'debug';
+  /** The webhook's readiness URL; heals of escaped pods wait until it answers 2xx. */
+  webhookReadyUrl?: string;
 }
 
 const DEFAULTS: Record<string, string> = {
@@ -31,7 +33,7 @@ const DEFAULTS: Record<string, string> = {
   'lease-name': LEASE_NAME,
   'log-level': 'info',
 };
-const NAMES = [...Object.keys(DEFAULTS), 'kubeconfig', 'config-map'];
+const NAMES = [...Object.keys(DEFAULTS), 'kubeconfig', 'config-map', 'webhook-ready-url'];
 
 function parseBool(flag: string, value: string): boolean {
   if (value === 'true') return true;
@@ -60,6 +62,14 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = {}): Control
     logLevel: oneOf('log-level', get('log-level'), ['error', 'warn', 'info', 'debug'] as const),
   };
   if (v.kubeconfig) flags.kubeconfig = v.kubeconfig;
+  const url = v['webhook-ready-url'];
+  if (url) {
+    if (!/^https?:\/\/[^/\s]+/.test(url))
+      throw new FlagError(
+        `--webhook-ready-url must be an http(s) URL such as http://outrigger-webhook.outrigger-system.svc:9090/readyz; got ${url}`,
+      );
+    flags.webhookReadyUrl = url;
+  }
   return flags;
 }
 
@@ -71,6 +81,7 @@ export const USAGE = `Usage: outrigger-controller [flags]   (each flag is also a
   --metrics-listen HOST:PORT    plain HTTP /metrics, /healthz, /readyz (default :9091)
   --leader-elect true|false     elect a leader on a Lease; only the leader writes (default true)
   --lease-name NAME             the Lease in --namespace (default outrigger-controller)
+  --webhook-ready-url URL       the webhook's /readyz; heals of escaped pods wait until it answers (default: heal without asking)
   --log-level error|warn|info|debug`;
 
 export { FlagError };

@@ -89,6 +89,7 @@ export async function startController(
     logger,
     metrics,
     identity,
+    webhookReadyUrl: flags.webhookReadyUrl,
   });
   const watchDeps: WatchDeps = { kc, controller, logger, metrics };
   const injected = new InjectedPods(watchDeps);

@@ -332,6 +332,7 @@ export const REPORT_REASONS = [
   'heal-disabled',
   'heal-did-not-help',
   'heal-backoff',
+  'webhook-unavailable',
   'wave-stopped',
   'budget',
   'manual-mode',
@@ -390,6 +391,8 @@ export interface WaveInput {
   rollout: RolloutConfig;
   wave: WaveState;
   nowMs: number;
+  /** Whether the webhook answers its readiness probe; heals wait for it (default true). */
+  webhookReady?: boolean;
 }
 
 export interface StopDecision {
@@ -431,7 +434,11 @@ interface Context {
   nowMs: number;
   /** Stalls that began at or before this were acknowledged by a resume. */
   resumedAtMs: number | undefined;
+  webhookReady: boolean;
 }
+
+/** How soon a heal held for an unanswering webhook is looked at again. */
+export const WEBHOOK_RECHECK_MS = 5000;
 
 function stalledVerdict(a: OwnerAssessment, ctx: Context): Verdict {
   if (!a.following || !a.stall) {
@@ -481,6 +488,15 @@ function escapedVerdict(a: OwnerAssessment, ctx: Context): Verdict {
       reason: 'heal-backoff',
       detail: `healed at ${formatTime(healed?.atMs ?? 0)}; next heal after ${formatTime(until)}`,
       recheckAtMs: until,
+    };
+  // A heal while the webhook is down makes pods that escape too, and spends the one heal of
+  // this revision: wait until the webhook answers.
+  if (!ctx.webhookReady)
+    return {
+      action: 'wait',
+      reason: 'webhook-unavailable',
+      detail: `${a.detail}; the webhook is not ready, so new pods would escape too`,
+      recheckAtMs: ctx.nowMs + WEBHOOK_RECHECK_MS,
     };
   return { action: 'restart', reason: 'escaped', detail: a.detail, candidate: 'heal' };
 }
@@ -581,7 +597,12 @@ export function planWave(input: WaveInput): WavePlan {
   // Manual and dry-run write nothing, so they cannot consume a resume; dry-run still reports
   // as though it had, since that is what auto would do.
   const resuming = wave.resumeRequested && rollout.mode !== 'manual';
-  const ctx: Context = { rollout, nowMs, resumedAtMs: resuming ? nowMs : wave.resumedAtMs };
+  const ctx: Context = {
+    rollout,
+    nowMs,
+    resumedAtMs: resuming ? nowMs : wave.resumedAtMs,
+    webhookReady: input.webhookReady ?? true,
+  };
   const inForce = !resuming && wave.stopped?.revision === revision;
   const owners = [...input.owners].sort((x, y) => compareOwners(x.owner, y.owner));
   const considered = owners.map((a) => ({ a, v: verdict(a, ctx) }));

@@ -68,6 +68,8 @@ export interface WaveDeps {
   events: EventRecorder;
   /** Dry-run restarts already logged (owner, revision, reason), kept across runs. */
   dryRunReported: Set<string>;
+  /** Whether the webhook answered its readiness probe (true when not asked). */
+  webhookReady: boolean;
   metrics: ControllerMetrics;
   logger: Logger;
 }
@@ -144,6 +146,7 @@ export class WaveStep {
       rollout: config.config.rollout,
       wave: readWave(view.configMap?.metadata?.annotations),
       nowMs,
+      webhookReady: deps.webhookReady,
     });
     this.observe(assessments, plan);
     await this.carryOut(plan, byKey, nowMs);

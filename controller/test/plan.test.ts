@@ -32,6 +32,7 @@ import {
   type WaveInput,
   type WavePlan,
   type WaveState,
+  WEBHOOK_RECHECK_MS,
 } from '../src/plan';
 import type { Workload } from '../src/rollout-status';
 
@@ -774,6 +775,18 @@ describe('planWave: healing escaped pods, once per revision, with back-off', () 
 
   it('heals again at a new revision once the back-off has passed', () => {
     const p = plan([escapedOwner({ [HEALED_REVISION]: R0, [HEALED_AT]: ago(301) })]);
+    expect(p.restart).toHaveLength(1);
+  });
+
+  it('holds a heal while the webhook is not answering: the new pods would escape too', () => {
+    const p = plan([escapedOwner()], { webhookReady: false });
+    expect(p.restart).toEqual([]);
+    expect(p.report[0]).toMatchObject({ action: 'wait', reason: 'webhook-unavailable' });
+    expect(p.recheckAtMs).toBe(NOW + WEBHOOK_RECHECK_MS);
+  });
+
+  it('a rollout does not wait for the webhook: its pods are held by the template stamp', () => {
+    const p = plan([outdated('a', 'app')], { webhookReady: false });
     expect(p.restart).toHaveLength(1);
   });
 
