@@ -19,3 +19,4 @@ export * from './service-account';
 export * from './tls';
 export * from './versions';
 export * from './wait';
+export * from './install';

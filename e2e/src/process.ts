@@ -203,6 +203,15 @@ export class ManagedProcess {
     return this.stopping;
   }
 
+  /** SIGKILL to its process group at once: a crash, not a shutdown (no Lease released). */
+  kill(): Promise<ExitStatus> {
+    this.stopping ??= (async () => {
+      signalGroup(this.pid, 'SIGKILL');
+      return this.exited;
+    })();
+    return this.stopping;
+  }
+
   private async terminate(): Promise<ExitStatus> {
     const grace = this.options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
     // The whole group, also when the process itself has ended but left children behind.

@@ -11,7 +11,6 @@ import type {
   V1ConfigMap,
   V1Container,
   V1Deployment,
-  V1MutatingWebhookConfiguration,
   V1Pod,
   V1PodTemplateSpec,
   V1ReplicaSet,
@@ -26,7 +25,6 @@ import {
   IDENTITY_VOLUME,
   INJECT,
   INJECTION_LABEL,
-  KUBERNETES_SYSTEM_NAMESPACES,
   OWNER_KIND,
   OWNER_NAME,
   PREFIX,
@@ -58,7 +56,9 @@ import {
   stopAllProcesses,
   waitFor,
   waitForRollout,
+  webhookConfiguration,
   webhookHost,
+  RUN_LABEL,
   writeServiceAccountKubeConfig,
   type Cluster,
   type ManagedProcess,
@@ -80,7 +80,6 @@ const REVISION_EXPECTED = makeSnapshot(mustParseConfig(CONFIG_YAML)).revision;
  * sharing the cluster may opt namespaces in too, and neither run's webhook may touch the other's.
  * It is the one term the product's install does not have.
  */
-const RUN_LABEL = 'e2e.outrigger.dev/webhook-run';
 const run = randomBytes(4).toString('hex');
 
 const cluster: Cluster = connect();
@@ -161,83 +160,6 @@ async function startWebhook(): Promise<void> {
   await installConfiguration(`https://${host}:${port}`, cert.caBundle);
 }
 
-const requireRun = { key: RUN_LABEL, operator: 'In', values: [run] };
-
-/** The product's webhook configuration, pointing at the webhook this file started. */
-function webhookConfiguration(url: string, caBundle: string): V1MutatingWebhookConfiguration {
-  const notSystem = {
-    key: 'kubernetes.io/metadata.name',
-    operator: 'NotIn',
-    values: [system, ...KUBERNETES_SYSTEM_NAMESPACES],
-  };
-  const optedInNamespaces = {
-    matchLabels: { [INJECTION_LABEL]: ENABLED },
-    matchExpressions: [notSystem, requireRun],
-  };
-  const common = {
-    admissionReviewVersions: ['v1'],
-    sideEffects: 'None',
-    timeoutSeconds: 5,
-    reinvocationPolicy: 'Never',
-    // Fail open, as the install does: the controller heals pods that escaped. Nothing escapes
-    // this test unseen: it checks that every stored pod that should be injected is.
-    failurePolicy: 'Ignore',
-  };
-  const podRules = [
-    {
-      operations: ['CREATE'],
-      apiGroups: [''],
-      apiVersions: ['v1'],
-      resources: ['pods'],
-      scope: 'Namespaced',
-    },
-  ];
-  return {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'MutatingWebhookConfiguration',
-    metadata: { name: `outrigger-e2e-${run}` },
-    webhooks: [
-      {
-        ...common,
-        name: 'pods.outrigger.dev',
-        clientConfig: { url: `${url}/mutate/pods`, caBundle },
-        rules: podRules,
-        namespaceSelector: optedInNamespaces,
-      },
-      {
-        // Pod-level opt-in where the namespace is not opted in: admission selectors see labels.
-        ...common,
-        name: 'pods-opt-in.outrigger.dev',
-        clientConfig: { url: `${url}/mutate/pods`, caBundle },
-        rules: podRules,
-        namespaceSelector: {
-          matchExpressions: [
-            { key: INJECTION_LABEL, operator: 'NotIn', values: [ENABLED] },
-            notSystem,
-            requireRun,
-          ],
-        },
-        objectSelector: { matchExpressions: [{ key: INJECT, operator: 'In', values: [ENABLED] }] },
-      },
-      {
-        ...common,
-        name: 'workloads.outrigger.dev',
-        clientConfig: { url: `${url}/mutate/workloads`, caBundle },
-        rules: [
-          {
-            operations: ['CREATE', 'UPDATE'],
-            apiGroups: ['apps'],
-            apiVersions: ['v1'],
-            resources: ['deployments', 'statefulsets', 'daemonsets'],
-            scope: 'Namespaced',
-          },
-        ],
-        namespaceSelector: optedInNamespaces,
-      },
-    ],
-  };
-}
-
 function barePod(name: string, labels: Record<string, string> = {}): V1Pod {
   return {
     metadata: { name, labels: { app: name, ...labels } },
@@ -246,7 +168,13 @@ function barePod(name: string, labels: Record<string, string> = {}): V1Pod {
 }
 
 async function installConfiguration(url: string, caBundle: string): Promise<void> {
-  const configuration = webhookConfiguration(url, caBundle);
+  const configuration = webhookConfiguration({
+    name: `outrigger-e2e-${run}`,
+    url,
+    caBundle,
+    system,
+    run,
+  });
   clusterObjects.push(configuration);
   await apply(cluster, configuration);
   // The API server picks a new configuration up within a second or so; a dry run (webhooks

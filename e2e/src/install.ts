@@ -1,0 +1,380 @@
+// Outrigger installed for a test: its namespace, the ConfigMap, each component's ServiceAccount
+// with the RBAC shipped in manifests/rbac (applied as it is, only the namespace and the
+// cluster-wide names made this run's own), the webhook and controller binaries as processes
+// running with only their own account's rights, and the webhook configuration pointing at
+// the webhook by URL. Every webhook entry also requires this run's namespace label, so other
+// runs sharing the cluster are never touched by this run's webhook.
+
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import {
+  PatchStrategy,
+  setHeaderOptions,
+  type KubernetesObject,
+  type V1ConfigMap,
+  type V1MutatingWebhookConfiguration,
+} from '@kubernetes/client-node';
+import {
+  CONFIG_MAP_KEY,
+  CONFIG_MAP_NAME,
+  CONTROLLER_SERVICE_ACCOUNT,
+  ENABLED,
+  INJECT,
+  INJECTION_LABEL,
+  KUBERNETES_SYSTEM_NAMESPACES,
+  REVISION,
+  SYSTEM_NAMESPACE,
+  WEBHOOK_SERVICE_ACCOUNT,
+} from '@outrigger/shared';
+import { apply, parseManifests, remove, type Manifest } from './apply';
+import type { Cluster } from './cluster';
+import { webhookHost } from './environment';
+import { probe } from './http-probe';
+import { createNamespace, deleteNamespace } from './namespace';
+import { repoRoot } from './paths';
+import { freePort } from './port';
+import { startProcess, type ManagedProcess } from './process';
+import { writeServiceAccountKubeConfig } from './service-account';
+import { makeServingCert, type ServingCert } from './tls';
+import { done, pending, waitFor } from './wait';
+
+export const RUN_LABEL = 'e2e.outrigger.dev/run';
+
+const WEBHOOK_BIN = path.join(repoRoot, 'webhook', 'bin', 'outrigger-webhook.js');
+const CONTROLLER_BIN = path.join(repoRoot, 'controller', 'bin', 'outrigger-controller.js');
+
+export interface WebhookConfigurationOptions {
+  name: string;
+  /** https://host:port of the webhook. */
+  url: string;
+  caBundle: string;
+  /** Outrigger's own namespace, excluded like the Kubernetes system namespaces. */
+  system: string;
+  /** The run's namespace label every entry also requires. */
+  run: string;
+  failurePolicy?: 'Ignore' | 'Fail';
+}
+
+/** The product's three webhook entries, pointing at a webhook by URL. */
+export function webhookConfiguration(
+  o: WebhookConfigurationOptions,
+): V1MutatingWebhookConfiguration {
+  const notSystem = {
+    key: 'kubernetes.io/metadata.name',
+    operator: 'NotIn',
+    values: [o.system, ...KUBERNETES_SYSTEM_NAMESPACES],
+  };
+  const requireRun = { key: RUN_LABEL, operator: 'In', values: [o.run] };
+  const optedInNamespaces = {
+    matchLabels: { [INJECTION_LABEL]: ENABLED },
+    matchExpressions: [notSystem, requireRun],
+  };
+  const common = {
+    admissionReviewVersions: ['v1'],
+    sideEffects: 'None',
+    timeoutSeconds: 5,
+    reinvocationPolicy: 'Never',
+    // Fail open, as the install does: the controller heals pods that escaped.
+    failurePolicy: o.failurePolicy ?? 'Ignore',
+  };
+  const podRules = [
+    {
+      operations: ['CREATE'],
+      apiGroups: [''],
+      apiVersions: ['v1'],
+      resources: ['pods'],
+      scope: 'Namespaced',
+    },
+  ];
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'MutatingWebhookConfiguration',
+    metadata: { name: o.name },
+    webhooks: [
+      {
+        ...common,
+        name: 'pods.outrigger.dev',
+        clientConfig: { url: `${o.url}/mutate/pods`, caBundle: o.caBundle },
+        rules: podRules,
+        namespaceSelector: optedInNamespaces,
+      },
+      {
+        // Pod-level opt-in where the namespace is not opted in: admission selectors see labels.
+        ...common,
+        name: 'pods-opt-in.outrigger.dev',
+        clientConfig: { url: `${o.url}/mutate/pods`, caBundle: o.caBundle },
+        rules: podRules,
+        namespaceSelector: {
+          matchExpressions: [
+            { key: INJECTION_LABEL, operator: 'NotIn', values: [ENABLED] },
+            notSystem,
+            requireRun,
+          ],
+        },
+        objectSelector: { matchExpressions: [{ key: INJECT, operator: 'In', values: [ENABLED] }] },
+      },
+      {
+        ...common,
+        name: 'workloads.outrigger.dev',
+        clientConfig: { url: `${o.url}/mutate/workloads`, caBundle: o.caBundle },
+        rules: [
+          {
+            operations: ['CREATE', 'UPDATE'],
+            apiGroups: ['apps'],
+            apiVersions: ['v1'],
+            resources: ['deployments', 'statefulsets', 'daemonsets'],
+            scope: 'Namespaced',
+          },
+        ],
+        namespaceSelector: optedInNamespaces,
+      },
+    ],
+  };
+}
+
+/**
+ * manifests/rbac/<component>.yaml made this run's: the namespace replaced, and the cluster-wide
+ * names suffixed so two runs (or a run and a real install) never share a ClusterRole.
+ */
+export function rbacManifests(
+  component: 'controller' | 'webhook',
+  system: string,
+  run: string,
+): Manifest[] {
+  const text = readFileSync(path.join(repoRoot, 'manifests', 'rbac', `${component}.yaml`), 'utf8');
+  return parseManifests(text).map((m) => {
+    const o = JSON.parse(JSON.stringify(m)) as Manifest & {
+      roleRef?: { kind: string; name: string };
+      subjects?: { namespace?: string }[];
+    };
+    const meta = o.metadata ?? {};
+    if (meta.namespace === SYSTEM_NAMESPACE) meta.namespace = system;
+    if (o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding')
+      meta.name = `${meta.name}-${run}`;
+    if (o.roleRef?.kind === 'ClusterRole') o.roleRef.name = `${o.roleRef.name}-${run}`;
+    for (const s of o.subjects ?? []) if (s.namespace === SYSTEM_NAMESPACE) s.namespace = system;
+    return o;
+  });
+}
+
+export interface InstallOptions {
+  /** The injector configuration (config.yaml) to start with. */
+  configYaml: string;
+  /** Prefix of the system namespace's name. */
+  prefix?: string;
+}
+
+export interface ControllerProcess {
+  process: ManagedProcess;
+  metricsPort: number;
+}
+
+/** One test file's Outrigger. */
+export class TestInstall {
+  readonly run = randomBytes(4).toString('hex');
+  system = '';
+  /** An opted-in namespace the install uses to see that the API server calls the webhook. */
+  private probeNamespace = '';
+  private readonly namespaces: string[] = [];
+  private readonly clusterObjects: KubernetesObject[] = [];
+  private webhookArgs: string[] = [];
+  private webhookMetricsPort = 0;
+  private cert: ServingCert | undefined;
+  webhook: ManagedProcess | undefined;
+  private controllerKubeconfig = '';
+  private readonly controllers: ControllerProcess[] = [];
+
+  constructor(
+    readonly cluster: Cluster,
+    private readonly options: InstallOptions,
+  ) {}
+
+  /** A namespace of this run, opted in by the admin's annotation when asked. */
+  async newNamespace(
+    prefix: string,
+    o: { optedIn?: boolean; labels?: Record<string, string> } = {},
+  ) {
+    const name = await createNamespace(this.cluster, {
+      prefix,
+      labels: { ...o.labels, [RUN_LABEL]: this.run },
+      annotations: o.optedIn ? { [INJECT]: ENABLED } : undefined,
+    });
+    this.namespaces.push(name);
+    return name;
+  }
+
+  get webhookReadyUrl(): string {
+    return `http://127.0.0.1:${this.webhookMetricsPort}/readyz`;
+  }
+
+  async setup(): Promise<void> {
+    this.system = await this.newNamespace(this.options.prefix ?? 'outrigger-system');
+    await this.setConfig(this.options.configYaml);
+    const objects = [
+      ...rbacManifests('webhook', this.system, this.run),
+      ...rbacManifests('controller', this.system, this.run),
+    ];
+    this.clusterObjects.push(...objects.filter((o) => !o.metadata?.namespace));
+    await apply(this.cluster, objects);
+    this.controllerKubeconfig = (
+      await writeServiceAccountKubeConfig(this.cluster, {
+        namespace: this.system,
+        name: CONTROLLER_SERVICE_ACCOUNT,
+      })
+    ).path;
+    await this.startWebhook();
+  }
+
+  async setConfig(configYaml: string): Promise<void> {
+    const configMap: V1ConfigMap = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: CONFIG_MAP_NAME, namespace: this.system },
+      data: { [CONFIG_MAP_KEY]: configYaml },
+    };
+    await apply(this.cluster, configMap);
+  }
+
+  /** A merge patch of the ConfigMap's annotations (null removes one), as an admin would. */
+  async annotateConfig(annotations: Record<string, string | null>): Promise<void> {
+    await this.cluster.core.patchNamespacedConfigMap(
+      { name: CONFIG_MAP_NAME, namespace: this.system, body: { metadata: { annotations } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  }
+
+  private async startWebhook(): Promise<void> {
+    const host = webhookHost();
+    this.cert = await makeServingCert({ hosts: [host] });
+    const [port, metricsPort] = await Promise.all([freePort(host), freePort()]);
+    this.webhookMetricsPort = metricsPort;
+    const kubeconfig = (
+      await writeServiceAccountKubeConfig(this.cluster, {
+        namespace: this.system,
+        name: WEBHOOK_SERVICE_ACCOUNT,
+      })
+    ).path;
+    // prettier-ignore
+    this.webhookArgs = [
+      WEBHOOK_BIN,
+      '--listen', `${host}:${port}`,
+      '--metrics-listen', `127.0.0.1:${metricsPort}`,
+      '--tls-cert-file', this.cert.certFile,
+      '--tls-key-file', this.cert.keyFile,
+      '--config-map', `${this.system}/${CONFIG_MAP_NAME}`,
+      '--system-namespace', this.system,
+      '--kubeconfig', kubeconfig,
+      '--shutdown-delay-seconds', '0',
+      '--log-level', 'debug',
+    ];
+    await this.resumeWebhook();
+    const configuration = webhookConfiguration({
+      name: `outrigger-e2e-${this.run}`,
+      url: `https://${host}:${port}`,
+      caBundle: this.cert.caBundle,
+      system: this.system,
+      run: this.run,
+    });
+    this.clusterObjects.push(configuration);
+    await apply(this.cluster, configuration);
+    await this.waitForWebhookCalls();
+  }
+
+  /** Stops the webhook process (the configuration stays: pods then pass by it). */
+  async stopWebhook(): Promise<void> {
+    await this.webhook?.stop();
+    this.webhook = undefined;
+  }
+
+  /** Starts the webhook again, on the same address. */
+  async resumeWebhook(): Promise<void> {
+    this.webhook = await startProcess({
+      name: 'outrigger-webhook',
+      command: process.execPath,
+      args: this.webhookArgs,
+      ready: { url: this.webhookReadyUrl },
+    });
+  }
+
+  /** The API server picks a new configuration up within a second or so: a dry run shows when. */
+  private async waitForWebhookCalls(): Promise<void> {
+    this.probeNamespace = await this.newNamespace('webhook-probe', {
+      labels: { [INJECTION_LABEL]: ENABLED },
+      optedIn: true,
+    });
+    await waitFor('the API server to call the outrigger webhook', async () => {
+      const pod = await this.cluster.core.createNamespacedPod({
+        namespace: this.probeNamespace,
+        body: {
+          metadata: { name: 'probe' },
+          spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] },
+        },
+        dryRun: 'All',
+      });
+      return pod.metadata?.labels?.[REVISION]
+        ? done(undefined)
+        : pending({ labels: pod.metadata?.labels, webhookLog: this.webhook?.tail(5) });
+    });
+  }
+
+  /** Starts a controller replica as the controller's ServiceAccount. */
+  async startController(
+    name = 'outrigger-controller',
+    extra: string[] = [],
+  ): Promise<ControllerProcess> {
+    const metricsPort = await freePort();
+    // prettier-ignore
+    const args = [
+      CONTROLLER_BIN,
+      '--kubeconfig', this.controllerKubeconfig,
+      '--namespace', this.system,
+      '--metrics-listen', `127.0.0.1:${metricsPort}`,
+      '--webhook-ready-url', this.webhookReadyUrl,
+      '--log-level', 'debug',
+      ...extra,
+    ];
+    const started = {
+      process: await startProcess({
+        name,
+        command: process.execPath,
+        args,
+        ready: { url: `http://127.0.0.1:${metricsPort}/readyz` },
+      }),
+      metricsPort,
+    };
+    this.controllers.push(started);
+    return started;
+  }
+
+  /** Removes the webhook configuration first, so nothing calls a webhook that is going away. */
+  async teardown(): Promise<void> {
+    await remove(this.cluster, this.clusterObjects).catch((e: unknown) => console.warn(e));
+    for (const c of this.controllers) await c.process.stop();
+    await this.webhook?.stop();
+    await Promise.all(this.namespaces.map((ns) => deleteNamespace(this.cluster, ns)));
+  }
+
+  get allNamespaces(): readonly string[] {
+    return this.namespaces;
+  }
+}
+
+/** The samples of a Prometheus metric on a process's /metrics, by their label text. */
+export async function metricSamples(port: number, name: string): Promise<Map<string, number>> {
+  const { body } = await probe(`http://127.0.0.1:${port}/metrics`);
+  const out = new Map<string, number>();
+  for (const line of body.split('\n')) {
+    if (!line.startsWith(name)) continue;
+    const rest = line.slice(name.length);
+    if (rest !== '' && !rest.startsWith('{') && !rest.startsWith(' ')) continue;
+    const labels = rest.startsWith('{') ? rest.slice(0, rest.indexOf('}') + 1) : '';
+    out.set(labels, Number(line.split(' ').at(-1)));
+  }
+  return out;
+}
+
+/** The sum of a metric's samples (0 when it has none). */
+export async function metricSum(port: number, name: string): Promise<number> {
+  return [...(await metricSamples(port, name)).values()].reduce((a, b) => a + b, 0);
+}
