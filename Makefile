@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:/usr/local/go/bin:$(PATH)
 
-.PHONY: setup deps build lint typecheck test test-unit e2e bench bench-inject bench-webhook \
+.PHONY: setup deps build lint typecheck test test-unit e2e bench bench-inject bench-webhook bench-controller \
         cluster-build cluster-up cluster-down clean
 
 ## setup: install Node.js 24 and the dependencies, build the local control plane, build the code
@@ -50,3 +50,7 @@ clean:
 
 bench-webhook: build
 	node webhook/dist/bench/webhook.bench.js
+
+## bench-controller: N workloads (BENCH_WORKLOADS, default 2000) on the local control plane
+bench-controller: build
+	node e2e/dist/bench/controller.bench.js

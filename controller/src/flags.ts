@@ -22,6 +22,9 @@ export interface ControllerFlags {
   leaderElect: boolean;
   leaseName: string;
   logLevel: 'error' | 'warn' | 'info' | 'debug';
+  /** The global limit on API writes: tokens a second, and the burst. */
+  writeQps: number;
+  writeBurst: number;
   /** The webhook's readiness URL; heals of escaped pods wait until it answers 2xx. */
   webhookReadyUrl?: string;
 }
@@ -32,8 +35,25 @@ const DEFAULTS: Record<string, string> = {
   'leader-elect': 'true',
   'lease-name': LEASE_NAME,
   'log-level': 'info',
+  'write-qps': '20',
+  'write-burst': '50',
 };
 const NAMES = [...Object.keys(DEFAULTS), 'kubeconfig', 'config-map', 'webhook-ready-url'];
+
+function parseNumber(flag: string, value: string, o: { integer: boolean; max: number }): number {
+  const n = Number(value);
+  if (
+    value.trim() === '' ||
+    !Number.isFinite(n) ||
+    n < 1 ||
+    n > o.max ||
+    (o.integer && !Number.isInteger(n))
+  )
+    throw new FlagError(
+      `--${flag} must be a ${o.integer ? 'whole ' : ''}number from 1 to ${o.max}, such as --${flag}=${DEFAULTS[flag]}; got ${value}`,
+    );
+  return n;
+}
 
 function parseBool(flag: string, value: string): boolean {
   if (value === 'true') return true;
@@ -60,6 +80,8 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = {}): Control
     leaderElect: parseBool('leader-elect', get('leader-elect')),
     leaseName: get('lease-name'),
     logLevel: oneOf('log-level', get('log-level'), ['error', 'warn', 'info', 'debug'] as const),
+    writeQps: parseNumber('write-qps', get('write-qps'), { integer: false, max: 10_000 }),
+    writeBurst: parseNumber('write-burst', get('write-burst'), { integer: true, max: 10_000 }),
   };
   if (v.kubeconfig) flags.kubeconfig = v.kubeconfig;
   const url = v['webhook-ready-url'];
@@ -81,6 +103,8 @@ export const USAGE = `Usage: outrigger-controller [flags]   (each flag is also a
   --metrics-listen HOST:PORT    plain HTTP /metrics, /healthz, /readyz (default :9091)
   --leader-elect true|false     elect a leader on a Lease; only the leader writes (default true)
   --lease-name NAME             the Lease in --namespace (default outrigger-controller)
+  --write-qps N                 API writes a second at most, all kinds together (default 20)
+  --write-burst N               writes allowed at once above that rate (default 50)
   --webhook-ready-url URL       the webhook's /readyz; heals of escaped pods wait until it answers (default: heal without asking)
   --log-level error|warn|info|debug`;
 

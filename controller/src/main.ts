@@ -90,6 +90,7 @@ export async function startController(
     metrics,
     identity,
     webhookReadyUrl: flags.webhookReadyUrl,
+    writeLimit: { ratePerSecond: flags.writeQps, burst: flags.writeBurst },
   });
   const watchDeps: WatchDeps = { kc, controller, logger, metrics };
   const injected = new InjectedPods(watchDeps);

@@ -11,6 +11,8 @@ describe('parseFlags', () => {
       leaderElect: true,
       leaseName: 'outrigger-controller',
       logLevel: 'info',
+      writeQps: 20,
+      writeBurst: 50,
     });
   });
 
@@ -37,7 +39,8 @@ describe('parseFlags', () => {
     // prettier-ignore
     const flags = parseFlags([
       '--kubeconfig', '/k', '--config-map', 'a/b', '--metrics-listen', '127.0.0.1:1',
-      '--lease-name', 'l', '--log-level', 'debug',
+      '--lease-name', 'l', '--log-level', 'debug', '--write-qps', '2.5', '--write-burst', '7',
+      '--webhook-ready-url', 'http://w:9090/readyz',
     ]);
     expect(flags).toMatchObject({
       kubeconfig: '/k',
@@ -45,6 +48,9 @@ describe('parseFlags', () => {
       metricsListen: { host: '127.0.0.1', port: 1 },
       leaseName: 'l',
       logLevel: 'debug',
+      writeQps: 2.5,
+      writeBurst: 7,
+      webhookReadyUrl: 'http://w:9090/readyz',
     });
   });
 
@@ -57,6 +63,9 @@ describe('parseFlags', () => {
     [['--log-level', 'loud'], /--log-level must be one of/],
     [['--namespace', 'Bad_Name'], /--namespace must be a namespace name/],
     [['--unknown', 'x'], /Usage/],
+    [['--write-qps', '0'], /--write-qps must be a number from 1 to 10000, such as --write-qps=20/],
+    [['--write-burst', '1.5'], /--write-burst must be a whole number/],
+    [['--webhook-ready-url', 'w:9090'], /--webhook-ready-url must be an http\(s\) URL/],
   ])('%j is refused with a message naming the flag', (argv, message) => {
     expect(() => parseFlags(argv)).toThrow(FlagError);
     expect(() => parseFlags(argv)).toThrow(message);

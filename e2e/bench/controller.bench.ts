@@ -1,0 +1,252 @@
+// make bench-controller (issue 5, "Done when" 8): the controller's reaction time and memory at
+// scale, on the local control plane (or the cluster of KUBECONFIG), beside the API server's own
+// list time for the same objects, measured in the same run.
+//
+// It installs Outrigger as the e2e suites do, creates N Deployments (BENCH_WORKLOADS, default
+// 2,000) in N/20 opted-in namespaces while the webhook stamps them, then starts the controller
+// and measures: the time to its first steady state (every owner listed and assessed, the queue
+// empty), its RSS, its writes over a quiet window (should be 0), and, after a configuration
+// change, the time to the first restart and until every owner is stamped with the new revision.
+// The Deployments have 0 replicas: the wave is the controller's work, not kwok's pods.
+
+import { Watch, type V1Deployment } from '@kubernetes/client-node';
+import {
+  CONFIG_REVISION,
+  INJECTION_LABEL,
+  ENABLED,
+  RESTARTED_REVISION,
+  makeSnapshot,
+  mustParseConfig,
+} from '@outrigger/shared';
+import {
+  connect,
+  metricSamples,
+  metricSum,
+  stopAllProcesses,
+  TestInstall,
+  waitFor,
+  done,
+  pending,
+  type Cluster,
+} from '../src';
+import globalSetup from '../src/global-setup';
+import globalTeardown from '../src/global-teardown';
+
+const N = Number(process.env.BENCH_WORKLOADS ?? 2000);
+const PER_NAMESPACE = 20;
+const MAX_CONCURRENT = Number(process.env.BENCH_MAX_CONCURRENT ?? 100);
+const WRITE_QPS = Number(process.env.BENCH_WRITE_QPS ?? 100);
+const QUIET_MS = 10_000;
+
+function configYaml(step: number): string {
+  return `proxy:\n  env:\n    - name: BENCH_STEP\n      value: "${step}"\nrollout:\n  maxConcurrent: ${MAX_CONCURRENT}\n`;
+}
+
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
+const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
+
+/** Runs `work` over `items` with at most `limit` at once. */
+async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>) {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await work(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+function deployment(name: string): V1Deployment {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name },
+    spec: {
+      replicas: 0,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] },
+      },
+    },
+  };
+}
+
+async function createWorkloads(install: TestInstall): Promise<string[]> {
+  const count = Math.ceil(N / PER_NAMESPACE);
+  const namespaces: string[] = [];
+  await pool([...Array(count).keys()], 10, async (i) => {
+    // Labelled as the controller would, so the webhook stamps every Deployment on create.
+    namespaces.push(
+      await install.newNamespace(`bench-${i}`, {
+        optedIn: true,
+        labels: { [INJECTION_LABEL]: ENABLED },
+      }),
+    );
+  });
+  const work = [...Array(N).keys()].map((i) => ({
+    namespace: namespaces[i % count] ?? '',
+    name: `d${i}`,
+  }));
+  await pool(work, 20, async ({ namespace, name }) => {
+    await install.cluster.apps.createNamespacedDeployment({ namespace, body: deployment(name) });
+  });
+  return namespaces;
+}
+
+/** The API server's own time to list the same Deployments: the baseline. */
+async function listTimes(cluster: Cluster, runs = 5): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const start = performance.now();
+    const list = await cluster.apps.listDeploymentForAllNamespaces();
+    times.push(performance.now() - start);
+    if (list.items.length < N)
+      throw new Error(`listed ${list.items.length} Deployments, want ${N}`);
+  }
+  return times.sort((a, b) => a - b);
+}
+
+const templateRevision = (d: V1Deployment): string | undefined =>
+  d.spec?.template.metadata?.annotations?.[CONFIG_REVISION];
+
+/** Follows the Deployments of the bench namespaces from a watch: the first restart, and stamps. */
+class StampWatch {
+  firstRestartAt: number | undefined;
+  allStampedAt: number | undefined;
+  private readonly stamped = new Set<string>();
+  private abort: AbortController | undefined;
+
+  constructor(
+    private readonly namespaces: ReadonlySet<string>,
+    private readonly revision: string,
+  ) {}
+
+  async start(cluster: Cluster): Promise<void> {
+    this.abort = await new Watch(cluster.kubeConfig).watch(
+      '/apis/apps/v1/deployments',
+      {},
+      (_type: string, d: V1Deployment) => this.observe(d),
+      () => undefined,
+    );
+  }
+
+  private observe(d: V1Deployment): void {
+    if (!d.metadata || !this.namespaces.has(d.metadata.namespace ?? '')) return;
+    const now = performance.now();
+    const restarted = d.metadata.annotations?.[RESTARTED_REVISION];
+    if (restarted === this.revision) this.firstRestartAt ??= now;
+    if (templateRevision(d) !== this.revision) return;
+    this.stamped.add(JSON.stringify([d.metadata.namespace, d.metadata.name]));
+    if (this.stamped.size >= N) this.allStampedAt ??= now;
+  }
+
+  get count(): number {
+    return this.stamped.size;
+  }
+
+  stop(): void {
+    this.abort?.abort();
+  }
+}
+
+async function run(): Promise<void> {
+  const cluster = connect();
+  const install = new TestInstall(cluster, { configYaml: configYaml(0) });
+  try {
+    await install.setup();
+    const created = performance.now();
+    const namespaces = await createWorkloads(install);
+    process.stdout.write(
+      `created ${N} Deployments in ${namespaces.length} namespaces in ${seconds(performance.now() - created)}\n`,
+    );
+    const list = await listTimes(cluster);
+    const listMedian = list[Math.floor(list.length / 2)] ?? 0;
+
+    const started = performance.now();
+    const controller = await install.startController('bench-controller', [
+      '--write-qps',
+      String(WRITE_QPS),
+      '--write-burst',
+      String(WRITE_QPS * 2),
+      '--log-level',
+      'info',
+    ]);
+    const port = controller.metricsPort;
+    await waitFor(
+      'the controller to assess every owner with an empty queue',
+      async () => {
+        const owners = await metricSamples(port, 'outrigger_controller_owners');
+        const current = owners.get('{state="current"}') ?? 0;
+        const depth = await metricSum(port, 'outrigger_controller_queue_depth');
+        return current >= N && depth === 0 ? done(undefined) : pending({ current, depth });
+      },
+      { timeoutMs: 10 * 60_000, intervalMs: 50 },
+    );
+    const steadyMs = performance.now() - started;
+    const rssSteady = await metricSum(port, 'outrigger_controller_process_resident_memory_bytes');
+    const writesBefore = await metricSum(port, 'outrigger_controller_writes_total');
+    await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
+    const quietWrites = (await metricSum(port, 'outrigger_controller_writes_total')) - writesBefore;
+
+    const next = configYaml(1);
+    const revision = makeSnapshot(mustParseConfig(next)).revision;
+    const watch = new StampWatch(new Set(namespaces), revision);
+    await watch.start(cluster);
+    const changed = performance.now();
+    await install.setConfig(next);
+    await waitFor(
+      `every Deployment stamped with revision ${revision}`,
+      () => (watch.allStampedAt !== undefined ? done(undefined) : pending(watch.count)),
+      { timeoutMs: 30 * 60_000, intervalMs: 200 },
+    );
+    watch.stop();
+    const rssAfter = await metricSum(port, 'outrigger_controller_process_resident_memory_bytes');
+    const first = (watch.firstRestartAt ?? changed) - changed;
+    const all = (watch.allStampedAt ?? changed) - changed;
+
+    const rows: [string, string][] = [
+      [
+        `API server: list ${N} Deployments (median of ${list.length}, the baseline)`,
+        seconds(listMedian),
+      ],
+      [
+        'controller: start to first steady state',
+        `${seconds(steadyMs)} (${(steadyMs / listMedian).toFixed(1)}x the list)`,
+      ],
+      ['controller: RSS at steady state', mib(rssSteady)],
+      [`controller: writes in ${QUIET_MS / 1000} s of steady state`, String(quietWrites)],
+      ['configuration change to the first restart', seconds(first)],
+      [
+        `configuration change to every owner stamped (${N})`,
+        `${seconds(all)} (${(all / listMedian).toFixed(0)}x the list)`,
+      ],
+      ['controller: RSS after the wave', mib(rssAfter)],
+    ];
+    process.stdout.write(
+      `\nbench-controller: N=${N} Deployments (0 replicas) in ${namespaces.length} namespaces, maxConcurrent ${MAX_CONCURRENT}, write limit ${WRITE_QPS}/s\n`,
+    );
+    for (const [what, value] of rows) process.stdout.write(`  ${what.padEnd(72)} ${value}\n`);
+  } finally {
+    await install.teardown();
+    await cluster.close();
+  }
+}
+
+async function main(): Promise<void> {
+  await globalSetup();
+  try {
+    await run();
+  } finally {
+    await stopAllProcesses();
+    await globalTeardown();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `bench-controller failed: ${error instanceof Error ? error.stack : String(error)}\n`,
+  );
+  process.exitCode = 1;
+});
