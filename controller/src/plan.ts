@@ -9,7 +9,7 @@ import {
   DISABLED,
   OWNER_KIND,
   OWNER_NAME,
-  COMPLETED_AT,
+  COMPLETED_REVISION,
   HEALED_AT,
   HEALED_REVISION,
   NO_REVISION,
@@ -128,7 +128,7 @@ export interface OwnerAssessment {
   inFlight: boolean;
   /** A restart of ours to the target whose rollout has not finished: we follow it. */
   following: boolean;
-  /** Our restart to the target has finished and COMPLETED_AT is not written yet. */
+  /** Our restart to the target has finished and COMPLETED_REVISION is not written yet. */
   completed: boolean;
   /** Set when a restart of ours in flight has stalled. */
   stall: Stall | undefined;
@@ -152,13 +152,13 @@ export function parseTime(value: string | undefined): number | undefined {
 export const formatTime = (ms: number): string =>
   new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-function readRestart(annotations: Labels): RestartRecord | undefined {
-  const revision = annotations[RESTARTED_REVISION];
+function readRestart(meta: { annotations?: Labels; labels?: Labels }): RestartRecord | undefined {
+  const revision = meta.annotations?.[RESTARTED_REVISION];
   if (!revision) return undefined;
   return {
     revision,
-    atMs: parseTime(annotations[RESTARTED_AT]),
-    completed: annotations[COMPLETED_AT] !== undefined,
+    atMs: parseTime(meta.annotations?.[RESTARTED_AT]),
+    completed: meta.labels?.[COMPLETED_REVISION] === revision,
   };
 }
 
@@ -234,7 +234,7 @@ type Facts = Omit<OwnerAssessment, 'state' | 'detail'>;
 
 /** Where our own restart record stands against the rollout the workload reports. */
 function ownRestart(input: OwnerInput, target: string, rollout: RolloutStatus) {
-  const restarted = readRestart(input.workload.metadata?.annotations ?? {});
+  const restarted = readRestart(input.workload.metadata ?? {});
   const open = restarted !== undefined && !restarted.completed;
   const settled = isSettled(rollout);
   const inFlight = open && !settled;
@@ -404,7 +404,7 @@ export interface StopDecision {
 export interface WavePlan {
   /** Owners to restart now (auto mode only). */
   restart: RestartOrder[];
-  /** Followed rollouts now complete: record COMPLETED_AT (auto mode only). */
+  /** Followed rollouts now complete: record COMPLETED_REVISION (auto mode only). */
   complete: OwnerRef[];
   /** A new stop to record on the ConfigMap, with an Event and a metric (auto mode only). */
   stop: StopDecision | undefined;
@@ -686,16 +686,20 @@ export function restartPatch({ workload, order, nowMs }: RestartPatchInput): Pat
   const annotations: Record<string, string | null> = {
     [RESTARTED_REVISION]: order.revision,
     [RESTARTED_AT]: at,
-    [COMPLETED_AT]: null,
     ...(order.kind === 'heal' ? { [HEALED_REVISION]: order.revision, [HEALED_AT]: at } : {}),
   };
   const rv = workload.metadata?.resourceVersion;
-  const metadata = { ...(rv ? { resourceVersion: rv } : {}), annotations };
+  const metadata = {
+    ...(rv ? { resourceVersion: rv } : {}),
+    labels: { [COMPLETED_REVISION]: null },
+    annotations,
+  };
   return merge({ metadata }, templatePatch(workload, order, at));
 }
 
-export function completionPatch(nowMs: number): Patch {
-  return { metadata: { annotations: { [COMPLETED_AT]: formatTime(nowMs) } } };
+/** Records that our restart to `revision` completed: a label, so no generation moves. */
+export function completionPatch(revision: string): Patch {
+  return { metadata: { labels: { [COMPLETED_REVISION]: revision } } };
 }
 
 export interface WaveStopPatchInput {

@@ -14,7 +14,7 @@ import {
   type V1Namespace,
 } from '@kubernetes/client-node';
 import type { ObjectRef } from '@outrigger/kube';
-import { FIELD_MANAGER, type Config } from '@outrigger/shared';
+import { FIELD_MANAGER, RESTARTED_REVISION, type Config } from '@outrigger/shared';
 import type { ConfigInForce } from './config-map';
 import type { EventRecorder, EventSubject } from './events';
 import type { Logger } from './log';
@@ -245,7 +245,7 @@ export class WaveStep {
   private async complete(w: Workload | undefined, nowMs: number) {
     if (!w) return;
     const rv = w.metadata?.resourceVersion;
-    const body = completionPatch(nowMs);
+    const body = completionPatch(w.metadata?.annotations?.[RESTARTED_REVISION] ?? '');
     const written = await this.patchWorkload(w, rv ? withResourceVersion(body, rv) : body);
     if (written) this.deps.logger.info('rollout complete', { owner: ownerKey(refOfWorkload(w)) });
   }

@@ -1,5 +1,5 @@
 import {
-  COMPLETED_AT,
+  COMPLETED_REVISION,
   HEALED_AT,
   HEALED_REVISION,
   NO_REVISION,
@@ -65,6 +65,8 @@ interface WorkloadOptions {
   templateLabels?: Record<string, string>;
   /** Annotations on the workload's own metadata (our restart records). */
   annotations?: Record<string, string>;
+  /** Labels on the workload's own metadata (the completion record). */
+  labels?: Record<string, string>;
   status?: Status;
 }
 
@@ -105,6 +107,7 @@ function workload(o: WorkloadOptions = {}): Workload {
     generation,
     resourceVersion: '41',
     annotations: { ...o.annotations },
+    ...(o.labels ? { labels: { ...o.labels } } : {}),
   };
   switch (kind) {
     case 'Deployment':
@@ -164,6 +167,8 @@ function workload(o: WorkloadOptions = {}): Workload {
       };
   }
 }
+
+const order0Revision = (w: Workload): string => w.metadata?.annotations?.[RESTARTED_REVISION] ?? '';
 
 const restarted = (revision: string, secondsAgo: number, extra: Record<string, string> = {}) => ({
   [RESTARTED_REVISION]: revision,
@@ -245,7 +250,8 @@ describe('ownerState: every state, from the cluster as it is', () => {
       'our restart finished long ago, since degraded: not ours to follow',
       input(
         workload({
-          annotations: restarted(R1, 7200, { [COMPLETED_AT]: ago(7000) }),
+          annotations: restarted(R1, 7200),
+          labels: { [COMPLETED_REVISION]: R1 },
           status: 'progressing',
         }),
       ),
@@ -384,13 +390,22 @@ describe('ownerState: every state, from the cluster as it is', () => {
     });
   });
 
-  it('marks a finished restart of ours as completed until completed-at is recorded', () => {
+  it('marks a finished restart of ours as completed until its completion is recorded', () => {
     expect(assessOwner(input(workload({ annotations: restarted(R1, 60) })))).toMatchObject({
       completed: true,
       following: false,
     });
-    const recorded = workload({ annotations: restarted(R1, 60, { [COMPLETED_AT]: ago(10) }) });
+    const recorded = workload({
+      annotations: restarted(R1, 60),
+      labels: { [COMPLETED_REVISION]: R1 },
+    });
     expect(assessOwner(input(recorded))).toMatchObject({ completed: false, following: false });
+    // A record of an older restart's completion does not count for this one.
+    const older = workload({
+      annotations: restarted(R1, 60),
+      labels: { [COMPLETED_REVISION]: R0 },
+    });
+    expect(assessOwner(input(older))).toMatchObject({ completed: true });
   });
 
   it('dates a deadline stall at the deadline and a Deployment stall at its condition', () => {
@@ -582,7 +597,7 @@ describe('planWave: all state in the cluster, so a restarted controller never re
     const p = plan([assessOwner(input(done, { nowMs: NOW + 60_000 }))], { nowMs: NOW + 60_000 });
     expect(p.complete).toEqual([order.owner]);
     expect(p.restart).toEqual([]);
-    const recorded = write(done, completionPatch(NOW + 60_000));
+    const recorded = write(done, completionPatch(R1));
     const again = plan([
       assessOwner(input(recorded, { pods: { escaped: 0, outdated: 1, injected: 2 } })),
     ]);
@@ -858,7 +873,7 @@ describe('planWave: reported, never restarted', () => {
       restartPatch({ workload: w, order: present(first.restart[0], 'a restart'), nowMs: NOW }),
     );
     const done = { ...after, status: { ...after.status, observedGeneration: 3 } } as Workload;
-    const recorded = write(done, completionPatch(NOW));
+    const recorded = write(done, completionPatch(order0Revision(done)));
     // A pod that kept its sidecar (say, it opts in by label) must not cause a loop.
     const again = plan([assess(recorded, { namespace: plainNs(), config: cfg })]);
     expect(again.restart).toEqual([]);
@@ -890,14 +905,14 @@ describe('restartPatch', () => {
   });
 
   it('a rollout stamps the new revision and records the restart on the workload', () => {
-    const w = workload({ stamp: R0, annotations: { [COMPLETED_AT]: ago(999) } });
+    const w = workload({ stamp: R0, labels: { [COMPLETED_REVISION]: R0 } });
     expect(restartPatch({ workload: w, order: order('rollout'), nowMs: NOW })).toEqual({
       metadata: {
         resourceVersion: '41',
+        labels: { [COMPLETED_REVISION]: null },
         annotations: {
           [RESTARTED_REVISION]: R1,
           [RESTARTED_AT]: iso(NOW),
-          [COMPLETED_AT]: null,
         },
       },
       spec: {

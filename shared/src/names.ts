@@ -39,11 +39,13 @@ export const RESTARTED_REVISION = `${PREFIX}/restarted-revision`;
  */
 export const RESTARTED_AT = `${PREFIX}/restarted-at`;
 /**
- * Workload annotation: when that restart was seen complete; following it ends here. Without
- * it, an owner that finished and later lost a pod (a node went down) would look like a
- * restart of ours running past its deadline, and stop the wave.
+ * Workload label: the revision of our last restart, once that restart was seen complete;
+ * following it ends here. Without it, an owner that finished and later lost a pod (a node went
+ * down) would look like a restart of ours running past its deadline, and stop the wave. A label,
+ * not an annotation: a Deployment's generation moves with its annotations (they are copied to
+ * its ReplicaSets), so an annotation written after the rollout would look like a new one.
  */
-export const COMPLETED_AT = `${PREFIX}/completed-at`;
+export const COMPLETED_REVISION = `${PREFIX}/completed-revision`;
 /** Workload annotations: the revision and time of the last heal of escaped pods. */
 export const HEALED_REVISION = `${PREFIX}/healed-revision`;
 export const HEALED_AT = `${PREFIX}/healed-at`;
