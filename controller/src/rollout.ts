@@ -166,7 +166,7 @@ export class WaveStep {
     for (const e of plan.report) this.lastReport.set(ownerKey(e.owner), e);
     if (plan.resume) await this.resume(nowMs);
     if (plan.stop) await this.stop(plan, byKey, nowMs);
-    for (const owner of plan.complete) await this.complete(byKey.get(ownerKey(owner)), nowMs);
+    for (const owner of plan.complete) await this.complete(byKey.get(ownerKey(owner)));
     for (const order of plan.restart)
       await this.restart(order, byKey.get(ownerKey(order.owner)), nowMs);
     await this.report(plan.report, byKey);
@@ -242,7 +242,7 @@ export class WaveStep {
     return this.lastReport.get(ownerKey(owner))?.detail ?? '';
   }
 
-  private async complete(w: Workload | undefined, nowMs: number) {
+  private async complete(w: Workload | undefined) {
     if (!w) return;
     const rv = w.metadata?.resourceVersion;
     const body = completionPatch(w.metadata?.annotations?.[RESTARTED_REVISION] ?? '');
