@@ -1,11 +1,12 @@
 // outrigger-controller behind the API server (issue 5, first slice): the binary runs as its own
-// ServiceAccount with only the verbs it uses (namespaces get/list/watch/patch cluster-wide, its
-// Lease in its namespace), wins the Lease, and mirrors the namespace opt-in annotation to the
+// ServiceAccount with the RBAC of manifests/rbac/controller.yaml (only the verbs it uses), wins
+// the Lease in its namespace, and mirrors the namespace opt-in annotation to the
 // injection label: set for `enabled`, removed for `disabled` or absent, never on its own
 // namespace, and nothing written once everything agrees. A second replica follows with a warm
 // cache and, when the leader stops, takes the released Lease and catches up with what changed
 // meanwhile. Other runs may share the cluster: every assertion is about this file's namespaces.
 
+import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import {
   PatchStrategy,
@@ -19,18 +20,17 @@ import {
   ENABLED,
   INJECT,
   INJECTION_LABEL,
-  LEASE_NAME,
 } from '@outrigger/shared';
 import {
+  apply,
   buildWorkspace,
+  rbacManifests,
   connect,
   createNamespace,
-  createServiceAccount,
   deleteNamespace,
   done,
   dumpNamespace,
   freePort,
-  grantRole,
   pending,
   probe,
   remove,
@@ -46,6 +46,7 @@ import {
 const CONTROLLER_BIN = path.join(repoRoot, 'controller', 'bin', 'outrigger-controller.js');
 
 const cluster: Cluster = connect();
+const run = randomBytes(4).toString('hex');
 const namespaces: string[] = [];
 const clusterObjects: KubernetesObject[] = [];
 let controller: ManagedProcess | undefined;
@@ -62,32 +63,12 @@ async function newNamespace(prefix: string, annotations?: Record<string, string>
   return name;
 }
 
-/** Only what the controller uses: namespaces cluster-wide, and its own Lease. */
+/** The controller's ServiceAccount with the RBAC that ships (manifests/rbac/controller.yaml). */
 async function controllerAccount(): Promise<string> {
+  const objects = rbacManifests('controller', system, run);
+  await apply(cluster, objects);
+  clusterObjects.push(...objects.filter((o) => !o.metadata?.namespace));
   const account = { namespace: system, name: CONTROLLER_SERVICE_ACCOUNT };
-  await createServiceAccount(cluster, account);
-  clusterObjects.push(
-    ...(await grantRole(cluster, account, {
-      name: 'outrigger-controller-namespaces',
-      clusterWide: true,
-      rules: [
-        { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch', 'patch'] },
-      ],
-    })),
-  );
-  await grantRole(cluster, account, {
-    name: 'outrigger-controller-lease',
-    rules: [
-      // create cannot be limited to a name: the API server checks it before the object exists.
-      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
-      {
-        apiGroups: ['coordination.k8s.io'],
-        resources: ['leases'],
-        resourceNames: [LEASE_NAME],
-        verbs: ['get', 'update'],
-      },
-    ],
-  });
   return (await writeServiceAccountKubeConfig(cluster, account)).path;
 }
 

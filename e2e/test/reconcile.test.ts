@@ -390,13 +390,11 @@ describe('outrigger-controller with the webhook', () => {
       timeline.stop();
 
       expect(new Set(timeline.starts).size).toBe(24);
-      expect(timeline.maxRolling).toBeGreaterThanOrEqual(1);
-      expect({ max: timeline.maxRolling, timeline: timeline.timelineToMax }).toEqual({
-        max: expect.any(Number) as number,
-        timeline: expect.any(String) as string,
-      });
-      if (timeline.maxRolling > 3)
-        throw new Error(`${timeline.maxRolling} rolling at once:\n${timeline.timelineToMax}`);
+      // The budget is used (the first step starts three) and never exceeded; on failure the
+      // message shows every transition up to the moment the most were rolling.
+      expect(`${timeline.maxRolling} rolling at once at most:\n${timeline.timelineToMax}`).toMatch(
+        /^3 rolling at once at most/,
+      );
       for (const ns of namespaces)
         for (const n of names) expect(await replicaSetsOf(ns, n)).toHaveLength(2);
     });
