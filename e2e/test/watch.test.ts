@@ -1,0 +1,180 @@
+// The list-watch both components build on (kube/src/kube.ts ResilientWatch) against a real API
+// server, through a TCP proxy the test controls: the client's own informer stops for good on
+// errors other than 410 (kubernetes-client/javascript #596, #958). Ours must come back by
+// itself when the connection drops, when the API server cannot be reached for a while, and when
+// the connection goes silent without an error, and count each restart.
+
+import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { CoreV1Api, KubeConfig, type V1Namespace } from '@kubernetes/client-node';
+import { ResilientWatch } from '@outrigger/kube';
+import {
+  connect,
+  createNamespace,
+  deleteNamespace,
+  done,
+  pending,
+  waitFor,
+  type Cluster,
+} from '../src';
+
+const LABEL = 'e2e.outrigger.dev/watch-run';
+const run = randomBytes(4).toString('hex');
+const cluster: Cluster = connect();
+const namespaces: string[] = [];
+
+/** Forwards TCP to the API server; the test can drop every connection, refuse, or freeze them. */
+class ChaosProxy {
+  private server: Server | undefined;
+  private readonly pairs = new Set<[Socket, Socket]>();
+  mode: 'pass' | 'refuse' = 'pass';
+  port = 0;
+
+  constructor(
+    private readonly host: string,
+    private readonly upstreamPort: number,
+  ) {}
+
+  async start(): Promise<void> {
+    this.server = createServer((client) => this.accept(client));
+    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
+    const address = this.server.address();
+    this.port = typeof address === 'object' && address ? address.port : 0;
+  }
+
+  private accept(client: Socket): void {
+    if (this.mode === 'refuse') {
+      client.destroy();
+      return;
+    }
+    const upstream = tcpConnect(this.upstreamPort, this.host);
+    const pair: [Socket, Socket] = [client, upstream];
+    this.pairs.add(pair);
+    const end = (): void => {
+      client.destroy();
+      upstream.destroy();
+      this.pairs.delete(pair);
+    };
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+    client.pipe(upstream);
+    upstream.pipe(client);
+  }
+
+  /** Every open connection closed at once, as when a load balancer or the network drops them. */
+  dropAll(): void {
+    for (const [client, upstream] of this.pairs) {
+      client.destroy();
+      upstream.destroy();
+    }
+  }
+
+  /** Every open connection stays open but carries nothing more: a silent watch, no error. */
+  freezeAll(): void {
+    for (const [client, upstream] of this.pairs) {
+      client.unpipe(upstream);
+      upstream.unpipe(client);
+      client.pause();
+      upstream.pause();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.dropAll();
+    await new Promise((resolve) => this.server?.close(resolve));
+  }
+}
+
+function throughProxy(port: number): KubeConfig {
+  const kc = new KubeConfig();
+  const base = cluster.kubeConfig;
+  const server = base.getCurrentCluster();
+  const user = base.getCurrentUser();
+  if (!server || !user) throw new Error('the kubeconfig has no current cluster or user');
+  const url = new URL(server.server);
+  url.port = String(port);
+  kc.loadFromOptions({
+    clusters: [{ ...server, name: 'proxied', server: url.toString().replace(/\/$/, '') }],
+    users: [user],
+    contexts: [{ name: 'proxied', cluster: 'proxied', user: user.name }],
+    currentContext: 'proxied',
+  });
+  return kc;
+}
+
+let proxy: ChaosProxy;
+let watch: ResilientWatch<V1Namespace>;
+let seen: string[] = [];
+let restarts = 0;
+
+beforeAll(async () => {
+  const url = new URL(cluster.kubeConfig.getCurrentCluster()?.server ?? '');
+  proxy = new ChaosProxy(url.hostname, Number(url.port || 443));
+  await proxy.start();
+  const kc = throughProxy(proxy.port);
+  const selector = `${LABEL}=${run}`;
+  watch = new ResilientWatch<V1Namespace>({
+    kc,
+    path: '/api/v1/namespaces',
+    labelSelector: selector,
+    list: () => kc.makeApiClient(CoreV1Api).listNamespace({ labelSelector: selector }),
+    onChange: (items) => (seen = items.map((n) => n.metadata?.name ?? '')),
+    onRestart: () => (restarts += 1),
+    logger: { log: () => undefined },
+    resource: 'namespaces (through the proxy)',
+    // Short here so a silent watch is replaced within the test; 10 minutes in the controller.
+    resyncMs: 4000,
+  });
+  await watch.start();
+});
+
+afterAll(async () => {
+  await watch.stop();
+  await proxy.stop();
+  await Promise.all(namespaces.map((ns) => deleteNamespace(cluster, ns)));
+  await cluster.close();
+});
+
+async function newNamespace(prefix: string): Promise<string> {
+  const name = await createNamespace(cluster, {
+    prefix,
+    labels: { [LABEL]: run },
+    waitForDefaultServiceAccount: false,
+  });
+  namespaces.push(name);
+  return name;
+}
+
+const sees = (name: string, timeoutMs = 20_000) =>
+  waitFor(
+    `the watch to see namespace ${name}`,
+    () => (seen.includes(name) ? done(undefined) : pending({ seen, restarts })),
+    { timeoutMs },
+  );
+
+describe('ResilientWatch through a proxy that misbehaves', () => {
+  it('sees changes while the connection is healthy', async () => {
+    await sees(await newNamespace('watch-healthy'));
+  });
+
+  it('comes back after every connection is dropped and the API server is unreachable for a while', async () => {
+    const before = restarts;
+    proxy.mode = 'refuse';
+    proxy.dropAll();
+    const missed = await newNamespace('watch-outage');
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(seen).not.toContain(missed);
+    proxy.mode = 'pass';
+    await sees(missed);
+    expect(restarts).toBeGreaterThan(before);
+  });
+
+  it('replaces a watch that went silent without an error', async () => {
+    await sees(namespaces.at(-1) ?? '');
+    const before = restarts;
+    proxy.freezeAll();
+    const quiet = await newNamespace('watch-silent');
+    await sees(quiet, 15_000);
+    expect(restarts).toBeGreaterThan(before);
+  });
+});
