@@ -1,0 +1,65 @@
+// Events: written once per subject, reason and `once` key; a failed write is logged, not thrown,
+// and tried again next time.
+
+import type { CoreV1Api } from '@kubernetes/client-node';
+import winston from 'winston';
+import { EventRecorder, type EventRecord } from '../src/events';
+
+const logger = winston.createLogger({ silent: true, transports: [] });
+
+function recorder(fail = false) {
+  const created: unknown[] = [];
+  let writes = 0;
+  const core = {
+    createNamespacedEvent: (args: { namespace: string; body: unknown }) => {
+      if (fail) return Promise.reject(new Error('forbidden'));
+      created.push(args);
+      return Promise.resolve(args.body);
+    },
+  } as unknown as Pick<CoreV1Api, 'createNamespacedEvent'>;
+  const events = new EventRecorder({
+    core,
+    acquireWrite: () => Promise.resolve(),
+    onWrite: () => (writes += 1),
+    logger,
+    instance: 'test',
+    clock: () => 0,
+  });
+  return { events, created, writes: () => writes };
+}
+
+const restarted: EventRecord = {
+  subject: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web' },
+  type: 'Normal',
+  reason: 'Restarted',
+  message: 'restarted to roll out configuration revision r1',
+  once: 'r1',
+};
+
+describe('EventRecorder', () => {
+  it('writes an Event on the subject once per reason and key', async () => {
+    const { events, created, writes } = recorder();
+    await events.record(restarted);
+    await events.record(restarted);
+    await events.record({ ...restarted, once: 'r2' });
+    expect(created).toHaveLength(2);
+    expect(writes()).toBe(2);
+    expect(created[0]).toMatchObject({
+      namespace: 'shop',
+      body: {
+        involvedObject: { kind: 'Deployment', name: 'web', namespace: 'shop' },
+        reason: 'Restarted',
+        type: 'Normal',
+        source: { component: 'outrigger-controller' },
+        metadata: { generateName: 'web.' },
+      },
+    });
+  });
+
+  it('never throws, and tries a failed Event again next time', async () => {
+    const failing = recorder(true);
+    await expect(failing.events.record(restarted)).resolves.toBeUndefined();
+    await failing.events.record(restarted);
+    expect(failing.writes()).toBe(2);
+  });
+});
