@@ -24,8 +24,9 @@ export { ESCAPED_POD_SELECTOR };
 const EMPTY: PodCounts = { escaped: 0, outdated: 0, injected: 0 };
 
 /** The owner key (namespace/Kind/name) a pod counts for, or undefined for other owners. */
-export function podOwnerKey(pod: PodLike): string | undefined {
-  const owner = resolveOwner(pod);
+export function podOwnerKey(pod: V1Pod): string | undefined {
+  // The client's V1Pod and the core's PodLike differ only in PodLike's open index signature.
+  const owner = resolveOwner(pod as PodLike);
   if (!isStampedKind(owner.kind)) return undefined;
   const namespace = pod.metadata?.namespace ?? '';
   return ownerKey({ namespace, kind: owner.kind, name: owner.name });
@@ -42,7 +43,7 @@ export interface PodSets {
 export function countPods(pods: PodSets, revision: string): Map<string, PodCounts> {
   const counts = new Map<string, PodCounts>();
   const bump = (pod: V1Pod, field: keyof PodCounts): void => {
-    const key = podOwnerKey(pod as PodLike);
+    const key = podOwnerKey(pod);
     if (key === undefined) return;
     const c = counts.get(key) ?? { ...EMPTY };
     c[field] += 1;
