@@ -256,6 +256,8 @@ start kube-controller-manager "$(bin kube-controller-manager)" \
   --cluster-signing-key-file="${PKI_DIR}/ca.key" \
   --service-cluster-ip-range=10.96.0.0/16 \
   --leader-elect=false \
+  --kube-api-qps=100 \
+  --kube-api-burst=200 \
   --profiling=false
 start kube-scheduler "$(bin kube-scheduler)" \
   --kubeconfig="${STATE_DIR}/kube-scheduler.kubeconfig" \
