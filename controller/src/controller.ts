@@ -16,7 +16,7 @@ import {
 import type { ObjectRef } from '@outrigger/kube';
 import { STAMPED_KINDS, type KubeObject, type StampedKind } from '@outrigger/shared';
 import { ObjectCache, objectKey } from './cache';
-import { ConfigHolder } from './config-map';
+import { ConfigHolder, type ConfigInForce, type ConfigProblem } from './config-map';
 import { EventRecorder } from './events';
 import type { Logger } from './log';
 import type { ControllerMetrics } from './metrics';
@@ -66,18 +66,26 @@ export class Controller {
   readonly escapedPods = new ObjectCache<V1Pod>();
   readonly injectedPods = new ObjectCache<V1Pod>();
   readonly config: ConfigHolder;
+  /**
+   * Whether the Lease is still held and recently renewed; checked before every write, since
+   * the queue stops only after the elector notices, which may be a renewal period late.
+   */
+  mayWrite: () => boolean = () => true;
   /** Called when the selector of injected pods worth watching changes with the configuration. */
   onPodSelector: (selector: string) => void = () => undefined;
 
   private queue: WorkQueue | undefined;
   private readonly written = new Map<string, Written>();
   private readonly dryRunReported = new Set<string>();
+  /** Owners whose last write was refused (not a conflict), with when to try again. */
+  private readonly failures = new Map<string, { count: number; untilMs: number }>();
   private readonly apps: AppsV1Api;
   private readonly core: CoreV1Api;
   private readonly limiter: WriteLimiter;
   private readonly events: EventRecorder;
   private readonly clock: () => number;
   private podSelector: string | undefined;
+  private lastProblemVersion: string | undefined;
 
   constructor(private readonly o: ControllerOptions) {
     this.core = o.kc.makeApiClient(CoreV1Api);
@@ -126,34 +134,38 @@ export class Controller {
   onConfigMap(items: readonly V1ConfigMap[]): void {
     const cm = items.find((c) => c.metadata?.name === this.o.configMap.name);
     const { configChanged, problem } = this.config.take(cm);
-    const { logger, metrics } = this.o;
-    if (problem) {
-      metrics.configErrors.inc({ reason: problem.reason });
-      logger.error('configuration refused; the last good one stays in force', {
-        configMap: `${this.o.configMap.namespace}/${this.o.configMap.name}`,
-        reason: problem.reason,
-        error: problem.message,
-        revision: this.config.inForce?.revision ?? null,
-      });
-      void this.reportConfigProblem(cm, problem.message);
-    }
+    if (problem) this.refused(cm, problem);
     const inForce = this.config.inForce;
-    if (configChanged && inForce) {
-      metrics.setRevision(inForce.revision);
-      logger.info('configuration in force', { revision: inForce.revision });
-      const selector = injectedPodSelector(
-        inForce.revision,
-        inForce.config.rollout.restartOnOptOut,
-      );
-      if (selector !== this.podSelector) {
-        this.podSelector = selector;
-        this.onPodSelector(selector);
-      }
-      // excludeNamespaces may have changed: every namespace's label is decided again.
-      for (const name of this.namespaces.keys()) this.queue?.add(namespaceKey(name));
-    }
+    if (configChanged && inForce) this.configInForce(inForce);
     // The ConfigMap's annotations hold the wave's stop and the admin's resume.
     this.waveChanged();
+  }
+
+  /** Reports a refused ConfigMap version, once per version: a resync brings it back. */
+  private refused(cm: V1ConfigMap | undefined, problem: ConfigProblem): void {
+    const version = cm?.metadata?.resourceVersion ?? 'absent';
+    if (version === this.lastProblemVersion) return;
+    this.lastProblemVersion = version;
+    this.o.metrics.configErrors.inc({ reason: problem.reason });
+    this.o.logger.error('configuration refused; the last good one stays in force', {
+      configMap: `${this.o.configMap.namespace}/${this.o.configMap.name}`,
+      reason: problem.reason,
+      error: problem.message,
+      revision: this.config.inForce?.revision ?? null,
+    });
+    void this.reportConfigProblem(cm, problem.message);
+  }
+
+  private configInForce(inForce: ConfigInForce): void {
+    this.o.metrics.setRevision(inForce.revision);
+    this.o.logger.info('configuration in force', { revision: inForce.revision });
+    const selector = injectedPodSelector(inForce.revision, inForce.config.rollout.restartOnOptOut);
+    if (selector !== this.podSelector) {
+      this.podSelector = selector;
+      this.onPodSelector(selector);
+    }
+    // excludeNamespaces may have changed: every namespace's label is decided again.
+    for (const name of this.namespaces.keys()) this.queue?.add(namespaceKey(name));
   }
 
   startLeading(): void {
@@ -191,7 +203,7 @@ export class Controller {
   private async acquireWrite(queue: WorkQueue | undefined): Promise<void> {
     await this.limiter.acquire();
     // Leadership may have ended while this waited for a token: only the leader writes.
-    if (queue === undefined || this.queue !== queue)
+    if (queue === undefined || this.queue !== queue || !this.mayWrite())
       throw new TerminalError('no longer the leader; not writing');
   }
 
@@ -223,11 +235,8 @@ export class Controller {
     if (!config) return { done: true };
     const { logger, metrics } = this.o;
     const url = this.o.webhookReadyUrl;
-    // Asked only when there is something to heal: a steady cluster makes no calls at all.
-    const webhookReady = url && this.escapedPods.size > 0 ? await probeReady(url) : true;
     const step = new WaveStep(
       {
-        view: () => this.view(),
         apps: this.apps,
         core: this.core,
         configMapRef: this.o.configMap,
@@ -242,7 +251,9 @@ export class Controller {
           }),
         events: this.events,
         dryRunReported: this.dryRunReported,
-        webhookReady,
+        // Asked only when a heal is planned: a steady cluster makes no calls at all.
+        webhookReady: url ? () => probeReady(url) : () => Promise.resolve(true),
+        failures: this.failures,
         metrics,
         logger,
       },

@@ -14,6 +14,7 @@ export const EVENT_REASONS = [
   'RolloutStalled',
   'WaveResumed',
   'RestartSkipped',
+  'RestartFailed',
   'HealDidNotHelp',
   'WouldRestart',
   'InvalidConfiguration',

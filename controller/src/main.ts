@@ -107,8 +107,10 @@ export async function startController(
   const leader = flags.leaderElect
     ? elector(kc, flags, controller, { ...deps, identity })
     : undefined;
-  if (leader) leader.start();
-  else controller.startLeading();
+  if (leader) {
+    controller.mayWrite = () => leader.isLeader;
+    leader.start();
+  } else controller.startLeading();
   logger.info('outrigger-controller running', {
     metrics: boundPort(http),
     namespace: flags.namespace,
@@ -121,8 +123,10 @@ export async function startController(
   const shutdown = async (): Promise<void> => {
     if (stopping) return;
     stopping = true;
-    await leader?.stop();
+    // The queue first, with the reconciles in flight: no write may happen once the Lease is
+    // released, or the next leader and this one would both act on the same wave.
     await controller.stopLeading();
+    await leader?.stop();
     await Promise.all([...watches.map((w) => w.stop()), injected.stop()]);
     await new Promise((r) => http.close(r));
     logger.info('stopped');

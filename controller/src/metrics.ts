@@ -8,8 +8,9 @@ export class ControllerMetrics {
   readonly duration: Histogram<'kind' | 'outcome'>;
   readonly queueDepth: Gauge;
   readonly leader: Gauge;
-  readonly watchRestarts: Counter<'resource'>;
+  readonly watchRestarts: Counter<'resource' | 'reason'>;
   readonly writes: Counter<'resource' | 'verb'>;
+  readonly writeFailures: Counter<'resource'>;
   readonly owners: Gauge<'state'>;
   readonly restarts: Counter<'kind'>;
   readonly stalls: Counter<'reason'>;
@@ -23,6 +24,7 @@ export class ControllerMetrics {
   ) {
     if (defaults) collectDefaultMetrics({ register: registry, prefix: 'outrigger_controller_' });
     const registers = [registry];
+    this.writeFailures = this.failureCounter(registers);
     this.reconciles = new Counter({
       name: 'outrigger_controller_reconciles_total',
       help: 'Reconciles finished, by kind of key and outcome (done, requeue, retry, terminal).',
@@ -48,8 +50,8 @@ export class ControllerMetrics {
     });
     this.watchRestarts = new Counter({
       name: 'outrigger_controller_watch_restarts_total',
-      help: 'Watches restarted after an error, a silence or a periodic resync.',
-      labelNames: ['resource'],
+      help: 'Watches restarted, by reason: error (after a failure, with back-off) or resync (the periodic re-list that also replaces a silent watch).',
+      labelNames: ['resource', 'reason'],
       registers,
     });
     this.writes = new Counter({
@@ -91,6 +93,16 @@ export class ControllerMetrics {
       name: 'outrigger_controller_config_errors_total',
       help: 'ConfigMap versions refused (missing, no key, invalid); the last good one stays.',
       labelNames: ['reason'],
+      registers,
+    });
+  }
+
+  /** Metrics of refused writes, registered apart to keep the constructor short. */
+  private failureCounter(registers: Registry[]): Counter<'resource'> {
+    return new Counter({
+      name: 'outrigger_controller_write_failures_total',
+      help: 'Owner patches the API server refused (not conflicts); each owner backs off, the wave goes on.',
+      labelNames: ['resource'],
       registers,
     });
   }

@@ -410,6 +410,11 @@ export interface WavePlan {
   stop: StopDecision | undefined;
   /** Consume the admin's resume: clear the stop and record RESUMED_AT (auto mode only). */
   resume: boolean;
+  /**
+   * A stop recorded for another revision: the configuration has changed since, which lifts it,
+   * so it is removed; otherwise a rollback to that revision would find the wave stopped.
+   */
+  clearStop: boolean;
   /** Whether the wave is stopped once this plan is carried out. */
   stopped: boolean;
   /** One entry per owner, in the stable order; in dry-run, what auto would do. */
@@ -591,6 +596,10 @@ function earliest(times: readonly (number | undefined)[]): number | undefined {
   return known.length > 0 ? Math.min(...known) : undefined;
 }
 
+/** A stop recorded for a revision that is no longer current. */
+const isStale = (stop: WaveStop | undefined, revision: string): boolean =>
+  stop !== undefined && stop.revision !== revision;
+
 export function planWave(input: WaveInput): WavePlan {
   const { rollout, wave, revision, nowMs } = input;
   const auto = rollout.mode === 'auto';
@@ -610,11 +619,16 @@ export function planWave(input: WaveInput): WavePlan {
   const stopped = inForce || stopper !== undefined;
   const judged = admit(considered, input, stopped);
   return {
-    restart: auto ? restartsOf(judged) : [],
-    complete: auto ? owners.filter((a) => a.completed).map((a) => a.owner) : [],
-    // An in-force stop is already recorded; writing it again would be a write for nothing.
-    stop: auto && !inForce ? stopOf(stopper) : undefined,
-    resume: auto && resuming,
+    ...(auto
+      ? {
+          restart: restartsOf(judged),
+          complete: owners.filter((a) => a.completed).map((a) => a.owner),
+          // An in-force stop is already recorded; writing it again would be a write for nothing.
+          stop: inForce ? undefined : stopOf(stopper),
+          resume: resuming,
+          clearStop: !resuming && isStale(wave.stopped, revision),
+        }
+      : { restart: [], complete: [], stop: undefined, resume: false, clearStop: false }),
     stopped,
     report: judged.map(({ a, v }) => ({
       owner: a.owner,
@@ -712,6 +726,10 @@ export interface WaveStopPatchInput {
 export function waveStopPatch({ stop, revision, nowMs }: WaveStopPatchInput): Patch {
   const value = `${revision} ${ownerKey(stop.owner)} ${stop.reason} at ${formatTime(nowMs)}: ${stop.detail}`;
   return { metadata: { annotations: { [WAVE_STOPPED]: value } } };
+}
+
+export function clearStopPatch(): Patch {
+  return { metadata: { annotations: { [WAVE_STOPPED]: null } } };
 }
 
 export function resumePatch(nowMs: number): Patch {

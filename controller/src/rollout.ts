@@ -22,6 +22,7 @@ import type { ControllerMetrics } from './metrics';
 import { namespaceMeta } from './namespace';
 import {
   assessOwner,
+  clearStopPatch,
   completionPatch,
   ownerKey,
   planWave,
@@ -39,7 +40,7 @@ import {
   type WavePlan,
 } from './plan';
 import { noPods } from './pods';
-import type { Result } from './queue';
+import { TerminalError, type Result } from './queue';
 import type { Workload } from './rollout-status';
 
 export const WAVE_KEY = 'Wave';
@@ -54,7 +55,6 @@ export interface WaveView {
 }
 
 export interface WaveDeps {
-  view: () => WaveView;
   apps: AppsV1Api;
   core: CoreV1Api;
   configMapRef: ObjectRef;
@@ -68,14 +68,19 @@ export interface WaveDeps {
   events: EventRecorder;
   /** Dry-run restarts already logged (owner, revision, reason), kept across runs. */
   dryRunReported: Set<string>;
-  /** Whether the webhook answered its readiness probe (true when not asked). */
-  webhookReady: boolean;
+  /** Whether the webhook answers its readiness probe; asked only when a heal is planned. */
+  webhookReady: () => Promise<boolean>;
+  /** Owners whose last write was refused (not a conflict): kept across steps, for back-off. */
+  failures: Map<string, { count: number; untilMs: number }>;
   metrics: ControllerMetrics;
   logger: Logger;
 }
 
 /** How soon a write refused for a stale cache is tried again, once the watch has caught up. */
 export const CONFLICT_REQUEUE_MS = 1000;
+/** Back-off of an owner whose patch the API server refused: 5 s doubling to 5 minutes. */
+export const OWNER_BACKOFF_BASE_MS = 5000;
+export const OWNER_BACKOFF_CAP_MS = 5 * 60_000;
 
 const RESOURCE: Record<Workload['kind'], string> = {
   Deployment: 'deployments',
@@ -84,6 +89,23 @@ const RESOURCE: Record<Workload['kind'], string> = {
 };
 
 const RESTART_EVENT = { rollout: 'Restarted', heal: 'Healed', shed: 'SidecarsShed' } as const;
+
+function errorMessage(err: unknown): string {
+  if (typeof err === 'object' && err !== null && 'body' in err && typeof err.body === 'string') {
+    try {
+      const status = JSON.parse(err.body) as { message?: unknown };
+      if (typeof status.message === 'string') return status.message;
+    } catch {
+      // not a Status document: the error's own message
+    }
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+function earliest(times: readonly (number | undefined)[]): number | undefined {
+  const known = times.filter((t) => t !== undefined);
+  return known.length > 0 ? Math.min(...known) : undefined;
+}
 
 function isConflict(err: unknown): boolean {
   return typeof err === 'object' && err !== null && 'code' in err && err.code === 409;
@@ -140,20 +162,27 @@ export class WaveStep {
     const { deps, view, config } = this;
     const nowMs = deps.clock();
     const { assessments, byKey } = assessAll(view, config, deps, nowMs);
-    const plan = planWave({
+    const input = {
       owners: assessments,
       revision: config.revision,
       rollout: config.config.rollout,
       wave: readWave(view.configMap?.metadata?.annotations),
       nowMs,
-      webhookReady: deps.webhookReady,
-    });
+    };
+    let plan = planWave(input);
+    if (plan.restart.some((o) => o.kind === 'heal') && !(await deps.webhookReady()))
+      plan = planWave({ ...input, webhookReady: false });
     this.observe(assessments, plan);
     await this.carryOut(plan, byKey, nowMs);
+    const recheck = earliest([plan.recheckAtMs, this.retryAtMs]);
     if (this.conflicts > 0) return { requeueAfterMs: CONFLICT_REQUEUE_MS };
-    if (plan.recheckAtMs !== undefined)
-      return { requeueAfterMs: Math.max(0, plan.recheckAtMs - deps.clock()) };
+    if (recheck !== undefined) return { requeueAfterMs: Math.max(0, recheck - deps.clock()) };
     return { done: true };
+  }
+
+  /** The earliest time an owner whose write was refused may be tried again. */
+  private get retryAtMs(): number | undefined {
+    return earliest([...this.deps.failures.values()].map((f) => f.untilMs));
   }
 
   private observe(assessments: readonly OwnerAssessment[], plan: WavePlan): void {
@@ -165,11 +194,58 @@ export class WaveStep {
   private async carryOut(plan: WavePlan, byKey: Map<string, Workload>, nowMs: number) {
     for (const e of plan.report) this.lastReport.set(ownerKey(e.owner), e);
     if (plan.resume) await this.resume(nowMs);
+    else if (plan.clearStop) await this.patchConfigMap(clearStopPatch());
     if (plan.stop) await this.stop(plan, byKey, nowMs);
-    for (const owner of plan.complete) await this.complete(byKey.get(ownerKey(owner)));
+    for (const owner of plan.complete)
+      await this.owner(owner, nowMs, (w) => this.complete(w), byKey);
     for (const order of plan.restart)
-      await this.restart(order, byKey.get(ownerKey(order.owner)), nowMs);
+      await this.owner(order.owner, nowMs, (w) => this.restart(order, w, nowMs), byKey);
     await this.report(plan.report, byKey);
+  }
+
+  /**
+   * One owner's write, kept from failing the wave: an owner whose patch is refused (a policy
+   * webhook, a quota, a validation error) gets a Warning Event and an exponential back-off,
+   * and the wave goes on with the others. A conflict is not a failure (see write()).
+   */
+  private async owner(
+    ref: OwnerRef,
+    nowMs: number,
+    act: (w: Workload) => Promise<void>,
+    byKey: Map<string, Workload>,
+  ): Promise<void> {
+    const key = ownerKey(ref);
+    const w = byKey.get(key);
+    const failed = this.deps.failures.get(key);
+    if (!w || (failed && failed.untilMs > nowMs)) return;
+    try {
+      await act(w);
+      this.deps.failures.delete(key);
+    } catch (err) {
+      if (err instanceof TerminalError) throw err;
+      await this.refused(w, key, err, nowMs);
+    }
+  }
+
+  private async refused(w: Workload, key: string, err: unknown, nowMs: number): Promise<void> {
+    const { deps } = this;
+    const count = (deps.failures.get(key)?.count ?? 0) + 1;
+    const delayMs = Math.min(OWNER_BACKOFF_CAP_MS, OWNER_BACKOFF_BASE_MS * 2 ** (count - 1));
+    deps.failures.set(key, { count, untilMs: nowMs + delayMs });
+    const message = errorMessage(err);
+    deps.metrics.writeFailures.inc({ resource: RESOURCE[w.kind] });
+    deps.logger.warn('write refused; trying this owner again later, the wave goes on', {
+      owner: key,
+      error: message,
+      retryInMs: delayMs,
+    });
+    await deps.events.record({
+      subject: subjectOf(w),
+      type: 'Warning',
+      reason: 'RestartFailed',
+      message: `the API server refused Outrigger's patch: ${message}; retrying with back-off`,
+      once: `${this.config.revision} ${message}`,
+    });
   }
 
   /** Runs one write; a conflict (stale cache) is counted and left for the requeue. */
@@ -216,8 +292,7 @@ export class WaveStep {
     return after;
   }
 
-  private async restart(order: RestartOrder, w: Workload | undefined, nowMs: number) {
-    if (!w) return;
+  private async restart(order: RestartOrder, w: Workload, nowMs: number) {
     const { deps } = this;
     const written = await this.patchWorkload(w, restartPatch({ workload: w, order, nowMs }));
     if (!written) return;
@@ -242,8 +317,7 @@ export class WaveStep {
     return this.lastReport.get(ownerKey(owner))?.detail ?? '';
   }
 
-  private async complete(w: Workload | undefined) {
-    if (!w) return;
+  private async complete(w: Workload) {
     const rv = w.metadata?.resourceVersion;
     const body = completionPatch(w.metadata?.annotations?.[RESTARTED_REVISION] ?? '');
     const written = await this.patchWorkload(w, rv ? withResourceVersion(body, rv) : body);

@@ -58,7 +58,7 @@ function watch<T extends KubernetesObject>(
     fieldSelector: o.fieldSelector,
     labelSelector: o.labelSelector,
     onChange: o.onChange,
-    onRestart: () => d.metrics.watchRestarts.inc({ resource: o.resource }),
+    onRestart: (reason) => d.metrics.watchRestarts.inc({ resource: o.resource, reason }),
     logger: d.logger,
     resource: o.resource,
     resyncMs: RESYNC_MS,

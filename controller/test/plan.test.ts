@@ -15,6 +15,7 @@ import {
 } from '@outrigger/shared';
 import {
   assessOwner,
+  clearStopPatch,
   completionPatch,
   compareOwners,
   OWNER_STATES,
@@ -878,6 +879,30 @@ describe('planWave: reported, never restarted', () => {
     const again = plan([assess(recorded, { namespace: plainNs(), config: cfg })]);
     expect(again.restart).toEqual([]);
     expect(again.report[0]).toMatchObject({ reason: 'already-restarted' });
+  });
+});
+
+describe('planWave: a stop of another revision', () => {
+  const stoppedAt = (revision: string): WaveState => ({
+    stopped: { revision, reason: 'a/Deployment/x rollout-stalled' },
+    resumeRequested: false,
+    resumedAtMs: undefined,
+  });
+
+  it('is lifted by the new revision and removed, so a rollback to it is not stopped', () => {
+    const p = plan([outdated('a', 'app')], { wave: stoppedAt(R0) });
+    expect(p).toMatchObject({ stopped: false, clearStop: true });
+    expect(p.restart).toHaveLength(1);
+    expect(clearStopPatch()).toEqual({ metadata: { annotations: { [WAVE_STOPPED]: null } } });
+  });
+
+  it('is left alone when it names this revision, or when the mode writes nothing', () => {
+    expect(plan([outdated('a', 'app')], { wave: stoppedAt(R1) })).toMatchObject({
+      stopped: true,
+      clearStop: false,
+    });
+    const manual = configWith({ mode: 'manual' }).rollout;
+    expect(plan([], { wave: stoppedAt(R0), rollout: manual }).clearStop).toBe(false);
   });
 });
 

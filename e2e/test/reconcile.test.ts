@@ -259,6 +259,9 @@ async function optIn(namespace: string): Promise<void> {
 class RollingTimeline {
   private readonly rolling = new Set<string>();
   private abort: AbortController | undefined;
+  private stopped = false;
+  /** Set when the watch ended before stop(): the timeline is incomplete. */
+  ended: string | undefined;
   maxRolling = 0;
   readonly starts: string[] = [];
   /** Every change of a Deployment between rolling and not, in order: shown when a check fails. */
@@ -278,7 +281,10 @@ class RollingTimeline {
       '/apis/apps/v1/deployments',
       {},
       (_type: string, d: V1Deployment) => this.observe(d),
-      () => undefined,
+      (err: unknown) => {
+        // A watch that ends before stop() would leave the check blind from then on.
+        if (!this.stopped) this.ended = `the timeline's watch ended early: ${String(err)}`;
+      },
     );
   }
 
@@ -300,6 +306,7 @@ class RollingTimeline {
   }
 
   stop(): void {
+    this.stopped = true;
     this.abort?.abort();
   }
 }
@@ -389,6 +396,7 @@ describe('outrigger-controller with the webhook', () => {
       await waitForPodsAt(namespaces, revision, 24);
       timeline.stop();
 
+      expect(timeline.ended).toBeUndefined();
       expect(new Set(timeline.starts).size).toBe(24);
       // The budget is used (the first step starts three) and never exceeded; on failure the
       // message shows every transition up to the moment the most were rolling.

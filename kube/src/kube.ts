@@ -19,6 +19,8 @@ export function loadKubeConfig(path: string | undefined): KubeConfig {
   return kc;
 }
 
+export type RestartReason = 'error' | 'resync';
+
 export interface WatchOptions<T extends KubernetesObject> {
   kc: KubeConfig;
   /** The watch path, such as /api/v1/namespaces. */
@@ -29,7 +31,8 @@ export interface WatchOptions<T extends KubernetesObject> {
   /** Called with every object after each (re)list and each burst of changes. The objects are the
    * cache's own: read them, never change them. */
   onChange: (objects: readonly T[]) => void;
-  onRestart: () => void;
+  /** Each restart: `error` after a failure (back-off), `resync` for the periodic re-list. */
+  onRestart: (reason: RestartReason) => void;
   logger: KubeLogger;
   /** Name for logs and metrics. */
   resource: string;
@@ -124,7 +127,7 @@ export class ResilientWatch<T extends KubernetesObject> {
         ? 0
         : Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** this.failures) * (0.5 + Math.random() / 2);
     if (why !== 'resync') this.failures++;
-    this.o.onRestart();
+    this.o.onRestart(why === 'resync' ? 'resync' : 'error');
     this.o.logger.log(why === 'resync' ? 'debug' : 'warn', 'watch restarting', {
       resource: this.o.resource,
       reason: why,

@@ -149,7 +149,7 @@ export class ConfigMapSource implements ConfigSource {
           fieldSelector: `metadata.name=${ref.name}`,
         }),
       onChange: (items) => this.take(items[0]),
-      onRestart: () => deps.metrics.watchRestarts.inc({ resource: 'configmaps' }),
+      onRestart: (reason) => deps.metrics.watchRestarts.inc({ resource: 'configmaps', reason }),
       logger: deps.logger,
       resource: this.source,
       resyncMs: 5 * 60_000,

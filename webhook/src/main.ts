@@ -66,7 +66,7 @@ function namespaceWatch(
     list: () => kc.makeApiClient(CoreV1Api).listNamespace(),
     onChange: (items) =>
       onChange(new Map(items.map((ns) => [ns.metadata?.name ?? '', namespaceMeta(ns)]))),
-    onRestart: () => deps.metrics.watchRestarts.inc({ resource: 'namespaces' }),
+    onRestart: (reason) => deps.metrics.watchRestarts.inc({ resource: 'namespaces', reason }),
     logger: deps.logger,
     resource: 'namespaces',
     resyncMs: 10 * 60_000,

@@ -10,7 +10,7 @@ export class WebhookMetrics {
   readonly configRevision: Gauge<'revision'>;
   readonly configReloadFailures: Counter<'source'>;
   readonly configRefreshes: Counter<'result'>;
-  readonly watchRestarts: Counter<'resource'>;
+  readonly watchRestarts: Counter<'resource' | 'reason'>;
   readonly internalErrors: Counter<'endpoint'>;
 
   constructor(
@@ -63,8 +63,8 @@ export class WebhookMetrics {
     });
     this.watchRestarts = new Counter({
       name: 'outrigger_webhook_watch_restarts_total',
-      help: 'Watches restarted after an error or a silence.',
-      labelNames: ['resource'],
+      help: 'Watches restarted, by reason: error (after a failure, with back-off) or resync (the periodic re-list that also replaces a silent watch).',
+      labelNames: ['resource', 'reason'],
       registers,
     });
     this.internalErrors = new Counter({

@@ -120,7 +120,7 @@ export class SecretTlsSource implements TlsSource {
         }
         store.offer({ cert: decode(data['tls.crt']), key: decode(data['tls.key']) }, source);
       },
-      onRestart: () => deps.metrics.watchRestarts.inc({ resource: 'secrets' }),
+      onRestart: (reason) => deps.metrics.watchRestarts.inc({ resource: 'secrets', reason }),
       logger: deps.logger,
       resource: source,
       resyncMs: 5 * 60_000,
