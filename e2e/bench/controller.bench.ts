@@ -151,6 +151,14 @@ class StampWatch {
   }
 }
 
+/** The controller's RSS and the V8 heap it uses (live objects and garbage not yet collected). */
+async function memory(port: number): Promise<{ rss: number; heap: number }> {
+  return {
+    rss: await metricSum(port, 'outrigger_controller_process_resident_memory_bytes'),
+    heap: await metricSum(port, 'outrigger_controller_nodejs_heap_size_used_bytes'),
+  };
+}
+
 /** Waits until kube-controller-manager has observed every Deployment; returns how long. */
 async function settle(cluster: Cluster): Promise<number> {
   // The Deployment controller must have seen every Deployment before ours can tell current
@@ -174,6 +182,7 @@ interface Steady {
   port: number;
   steadyMs: number;
   rss: number;
+  heap: number;
   quietWrites: number;
 }
 
@@ -196,11 +205,11 @@ async function steadyState(install: TestInstall): Promise<Steady> {
     { timeoutMs: 10 * 60_000, intervalMs: 50 },
   );
   const steadyMs = performance.now() - started;
-  const rss = await metricSum(port, 'outrigger_controller_process_resident_memory_bytes');
+  const { rss, heap } = await memory(port);
   const writesBefore = await metricSum(port, 'outrigger_controller_writes_total');
   await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
   const quietWrites = (await metricSum(port, 'outrigger_controller_writes_total')) - writesBefore;
-  return { port, steadyMs, rss, quietWrites };
+  return { port, steadyMs, rss, heap, quietWrites };
 }
 
 /** Changes the configuration and times the first restart and the last stamp. */
@@ -220,7 +229,7 @@ async function wave(install: TestInstall, namespaces: string[], port: number) {
   return {
     firstMs: (watch.firstRestartAt ?? changed) - changed,
     allMs: (watch.allStampedAt ?? changed) - changed,
-    rss: await metricSum(port, 'outrigger_controller_process_resident_memory_bytes'),
+    ...(await memory(port)),
   };
 }
 
@@ -246,11 +255,14 @@ async function run(): Promise<void> {
         seconds(listMs),
       ],
       ['controller: start to first steady state', times(steady.steadyMs)],
-      ['controller: RSS at steady state', mib(steady.rss)],
+      [
+        'controller: RSS (V8 heap used) at steady state',
+        `${mib(steady.rss)} (${mib(steady.heap)})`,
+      ],
       [`controller: writes in ${QUIET_MS / 1000} s of steady state`, String(steady.quietWrites)],
       ['configuration change to the first restart', times(w.firstMs)],
       [`configuration change to every owner stamped (${N})`, times(w.allMs)],
-      ['controller: RSS after the wave', mib(w.rss)],
+      ['controller: RSS (V8 heap used) after the wave', `${mib(w.rss)} (${mib(w.heap)})`],
     ];
     process.stdout.write(
       `\nbench-controller: N=${N} Deployments (0 replicas) in ${namespaces.length} namespaces, maxConcurrent ${MAX_CONCURRENT}, write limit ${WRITE_QPS}/s\n`,
