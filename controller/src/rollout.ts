@@ -150,6 +150,7 @@ function refOfWorkload(w: Workload): OwnerRef {
 /** One wave step: what a reconcile of WAVE_KEY does. */
 export class WaveStep {
   private conflicts = 0;
+  private refusals = 0;
   private readonly lastReport = new Map<string, ReportEntry>();
 
   constructor(
@@ -163,7 +164,9 @@ export class WaveStep {
     const nowMs = deps.clock();
     const { assessments, byKey } = assessAll(view, config, deps, nowMs);
     const input = {
-      owners: assessments,
+      // An owner whose restart was refused waits out its back-off outside the wave, so it
+      // does not hold a slot the next owner could use.
+      owners: assessments.filter((a) => !this.backingOff(a, nowMs)),
       revision: config.revision,
       rollout: config.config.rollout,
       wave: readWave(view.configMap?.metadata?.annotations),
@@ -175,9 +178,16 @@ export class WaveStep {
     this.observe(assessments, plan);
     await this.carryOut(plan, byKey, nowMs);
     const recheck = earliest([plan.recheckAtMs, this.retryAtMs]);
+    // A refused owner held a slot in this step's plan: plan again at once without it.
+    if (this.refusals > 0) return { requeueAfterMs: 0 };
     if (this.conflicts > 0) return { requeueAfterMs: CONFLICT_REQUEUE_MS };
     if (recheck !== undefined) return { requeueAfterMs: Math.max(0, recheck - deps.clock()) };
     return { done: true };
+  }
+
+  private backingOff(a: OwnerAssessment, nowMs: number): boolean {
+    const failed = this.deps.failures.get(ownerKey(a.owner));
+    return failed !== undefined && failed.untilMs > nowMs && !a.inFlight;
   }
 
   /** The earliest time an owner whose write was refused may be tried again. */
@@ -229,6 +239,7 @@ export class WaveStep {
 
   private async refused(w: Workload, key: string, err: unknown, nowMs: number): Promise<void> {
     const { deps } = this;
+    this.refusals += 1;
     const count = (deps.failures.get(key)?.count ?? 0) + 1;
     const delayMs = Math.min(OWNER_BACKOFF_CAP_MS, OWNER_BACKOFF_BASE_MS * 2 ** (count - 1));
     deps.failures.set(key, { count, untilMs: nowMs + delayMs });

@@ -44,6 +44,7 @@ import {
   metricSamples,
   metricSum,
   pending,
+  remove,
   stopAllProcesses,
   TestInstall,
   waitFor,
@@ -473,6 +474,114 @@ describe('outrigger-controller with the webhook', () => {
       expect(await metricSum(controller.metricsPort, 'outrigger_controller_wave_stopped')).toBe(0);
     });
   }, 240_000);
+
+  it('an owner whose restart the API server refuses does not hold up the wave', async () => {
+    const ns = await install.newNamespace('r45-refused', { optedIn: true });
+    // A policy that refuses the controller's writes to one Deployment, as a Kyverno or
+    // Gatekeeper rule might; it sorts first, so a wave it could block would stop right there.
+    const account = `system:serviceaccount:${install.system}:`;
+    const PROBE = 'e2e.outrigger.dev/probe';
+    const policy = {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: `outrigger-e2e-refuse-${install.run}` },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: {
+          resourceRules: [
+            {
+              apiGroups: ['apps'],
+              apiVersions: ['v1'],
+              operations: ['UPDATE'],
+              resources: ['deployments'],
+            },
+          ],
+        },
+        validations: [
+          {
+            // The probe annotation lets the test see when the API server enforces the policy.
+            expression: `object.metadata.name != 'refused' || !(request.userInfo.username.startsWith('${account}') || (has(object.metadata.annotations) && '${PROBE}' in object.metadata.annotations))`,
+            message: 'refused by the e2e policy',
+          },
+        ],
+      },
+    } as KubernetesObject;
+    const binding = {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name: `outrigger-e2e-refuse-${install.run}` },
+      spec: {
+        policyName: `outrigger-e2e-refuse-${install.run}`,
+        validationActions: ['Deny'],
+        matchResources: {
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
+        },
+      },
+    } as KubernetesObject;
+    try {
+      await scenario([ns], async () => {
+        await optInLabelled(ns);
+        await apply(cluster, ['refused', 'z1', 'z2'].map((n) => deployment(n)).join('---\n'), {
+          namespace: ns,
+        });
+        await waitForPodsAt([ns], revision, 3);
+        await apply(cluster, [policy, binding]);
+        await waitFor('the API server to enforce the policy', async () => {
+          try {
+            await cluster.apps.patchNamespacedDeployment(
+              {
+                namespace: ns,
+                name: 'refused',
+                body: { metadata: { annotations: { [PROBE]: 'x' } } },
+                dryRun: 'All',
+              },
+              MERGE_PATCH,
+            );
+            return pending('the dry run was allowed');
+          } catch (error) {
+            return String(error).includes('refused by the e2e policy')
+              ? done(undefined)
+              : pending(String(error));
+          }
+        });
+        const failuresBefore = await metricSum(
+          controller.metricsPort,
+          'outrigger_controller_write_failures_total',
+        );
+
+        const yaml = configYaml(4, 1);
+        revision = revisionOf(yaml);
+        await install.setConfig(yaml);
+        await waitFor(
+          'z1 and z2 restarted one after the other, past the refused owner',
+          async () => {
+            const ds = await deployments(ns);
+            const done2 = ds.filter(
+              (d) =>
+                d.metadata?.name !== 'refused' &&
+                annotation(d, RESTARTED_REVISION) === revision &&
+                d.metadata?.labels?.[COMPLETED_REVISION] === revision,
+            );
+            return done2.length === 2 ? done(undefined) : pending(done2.length);
+          },
+          { timeoutMs: 90_000 },
+        );
+        const [refused] = (await deployments(ns)).filter((d) => d.metadata?.name === 'refused');
+        expect(refused && annotation(refused, RESTARTED_REVISION)).toBeUndefined();
+        const [event] = await eventsFor(ns, 'refused', 'RestartFailed');
+        expect(event?.message).toContain('refused by the e2e policy');
+        expect(
+          await metricSum(controller.metricsPort, 'outrigger_controller_write_failures_total'),
+        ).toBeGreaterThan(failuresBefore);
+
+        // Once the policy is gone, the owner's back-off runs out and it is restarted too.
+        await remove(cluster, [binding, policy]);
+        await waitForRestarted([ns], revision, 3);
+      });
+    } finally {
+      await remove(cluster, [binding, policy]);
+    }
+  }, 180_000);
 
   it('a controller killed mid-wave is replaced within the lease duration and restarts no owner twice', async () => {
     const ns = await install.newNamespace('r5-handover', { optedIn: true });
