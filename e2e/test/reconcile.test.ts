@@ -59,7 +59,7 @@ const PROXY = 'outrigger-proxy';
 const DEPLOYMENT_REVISION = 'deployment.kubernetes.io/revision';
 
 /** The configuration of each step; the env variable changes the revision, nothing else. */
-function configYaml(step: number, maxConcurrent = 3): string {
+function configYaml(step: number, maxConcurrent = 3, mode = 'auto'): string {
   return [
     'proxy:',
     '  env:',
@@ -67,6 +67,7 @@ function configYaml(step: number, maxConcurrent = 3): string {
     `      value: "${step}"`,
     'rollout:',
     `  maxConcurrent: ${maxConcurrent}`,
+    `  mode: ${mode}`,
     '  progressDeadlineSeconds: 120',
     '  healBackoffSeconds: 5',
     '',
@@ -582,6 +583,42 @@ describe('outrigger-controller with the webhook', () => {
       await remove(cluster, [binding, policy]);
     }
   }, 180_000);
+
+  it('dry-run and manual restart nothing; auto then rolls the same revision', async () => {
+    const ns = await install.newNamespace('r46-modes', { optedIn: true });
+    await scenario([ns], async () => {
+      await optInLabelled(ns);
+      await apply(cluster, deployment('held'), { namespace: ns });
+      await waitForPodsAt([ns], revision, 1);
+      const logFrom = controller.process.outputSize();
+
+      // The same revision in each mode: the mode is not part of it.
+      const dryRun = configYaml(5, 3, 'dry-run');
+      revision = revisionOf(dryRun);
+      expect(revisionOf(configYaml(5, 3, 'manual'))).toBe(revision);
+      await install.setConfig(dryRun);
+      await waitFor('the controller to log what it would restart', () =>
+        controller.process.output(logFrom).includes(`"owner":"${ns}/Deployment/held"`) &&
+        controller.process.output(logFrom).includes('dry-run: would restart')
+          ? done(undefined)
+          : pending(controller.process.tail(3)),
+      );
+      expect(await eventsFor(ns, 'held', 'RestartSkipped')).toHaveLength(0);
+
+      await install.setConfig(configYaml(5, 3, 'manual'));
+      await waitFor('a RestartSkipped Event in manual mode', async () => {
+        const events = await eventsFor(ns, 'held', 'RestartSkipped');
+        return events.length === 1 ? done(events) : pending(events.length);
+      });
+      const [untouched] = await deployments(ns);
+      expect(untouched && annotation(untouched, RESTARTED_REVISION)).toBeUndefined();
+      expect(await replicaSetsOf(ns, 'held')).toHaveLength(1);
+
+      await install.setConfig(configYaml(5, 3, 'auto'));
+      await waitForRestarted([ns], revision, 1);
+      await waitForPodsAt([ns], revision, 1);
+    });
+  }, 120_000);
 
   it('a controller killed mid-wave is replaced within the lease duration and restarts no owner twice', async () => {
     const ns = await install.newNamespace('r5-handover', { optedIn: true });
