@@ -7,6 +7,7 @@ export * from './build';
 export * from './cluster';
 export * from './dump';
 export * from './environment';
+export * from './fixtures';
 export * from './http-probe';
 export * from './log-dir';
 export * from './namespace';

@@ -38,6 +38,7 @@ import {
   buildWorkspace,
   connect,
   deleteNamespace,
+  deploymentYaml,
   deploymentRolloutStatus,
   done,
   dumpNamespace,
@@ -47,13 +48,13 @@ import {
   remove,
   stopAllProcesses,
   TestInstall,
+  threeKindsYaml,
   waitFor,
   waitForRollout,
   type Cluster,
   type ControllerProcess,
 } from '../src';
 
-const IMAGE = 'registry.k8s.io/pause:3.10';
 const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const PROXY = 'outrigger-proxy';
 const DEPLOYMENT_REVISION = 'deployment.kubernetes.io/revision';
@@ -112,50 +113,10 @@ async function scenario(namespaces: string[], body: () => Promise<void>): Promis
 
 // ---- objects ---------------------------------------------------------------------------------
 
-function deployment(name: string, replicas = 1, extra: Record<string, unknown> = {}): string {
-  return `
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: ${name}}
-spec:
-  replicas: ${replicas}
-  selector: {matchLabels: {app: ${name}}}
-  template:
-    metadata: {labels: {app: ${name}}}
-    spec: {containers: [{name: app, image: ${IMAGE}}]}
-${Object.entries(extra)
-  .map(([k, v]) => `  ${k}: ${JSON.stringify(v)}`)
-  .join('\n')}
-`;
-}
+const deployment = (name: string, replicas = 1, spec: Record<string, unknown> = {}): string =>
+  deploymentYaml(name, { replicas, spec });
 
-const threeKinds = `
-apiVersion: v1
-kind: Service
-metadata: {name: db}
-spec: {clusterIP: None, selector: {app: db}, ports: [{port: 5432}]}
----
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: db}
-spec:
-  serviceName: db
-  replicas: 2
-  selector: {matchLabels: {app: db}}
-  template:
-    metadata: {labels: {app: db}}
-    spec: {containers: [{name: db, image: ${IMAGE}}]}
----
-apiVersion: apps/v1
-kind: DaemonSet
-metadata: {name: agent}
-spec:
-  selector: {matchLabels: {app: agent}}
-  template:
-    metadata: {labels: {app: agent}}
-    spec: {containers: [{name: agent, image: ${IMAGE}}]}
----
-${deployment('web', 2)}`;
+const threeKinds = threeKindsYaml(2);
 
 // ---- what the cluster looks like -------------------------------------------------------------
 

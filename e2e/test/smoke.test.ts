@@ -29,10 +29,12 @@ import {
   type AdmissionServer,
   type Cluster,
   type JsonPatchOperation,
+  threeKindsYaml,
+  PAUSE_IMAGE,
 } from '../src';
 
 /** Never pulled on the local cluster (kwok runs no containers); small and real elsewhere. */
-const IMAGE = 'registry.k8s.io/pause:3.10';
+const IMAGE = PAUSE_IMAGE;
 const FIXTURES = path.join(__dirname, 'fixtures');
 
 const cluster: Cluster = connect();
@@ -45,45 +47,6 @@ afterAll(async () => {
 
 function isReady(pod: V1Pod): boolean {
   return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
-}
-
-function workloads(): string {
-  return `
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web}
-spec:
-  replicas: 3
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec: {containers: [{name: web, image: ${IMAGE}}]}
----
-apiVersion: v1
-kind: Service
-metadata: {name: db}
-spec: {clusterIP: None, selector: {app: db}, ports: [{port: 5432}]}
----
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: db}
-spec:
-  serviceName: db
-  replicas: 2
-  selector: {matchLabels: {app: db}}
-  template:
-    metadata: {labels: {app: db}}
-    spec: {containers: [{name: db, image: ${IMAGE}}]}
----
-apiVersion: apps/v1
-kind: DaemonSet
-metadata: {name: agent}
-spec:
-  selector: {matchLabels: {app: agent}}
-  template:
-    metadata: {labels: {app: agent}}
-    spec: {containers: [{name: agent, image: ${IMAGE}}]}
-`;
 }
 
 /** Nodes a plain DaemonSet runs on: Ready, and not tainted against scheduling. */
@@ -118,7 +81,7 @@ describe('the cluster under test', () => {
 
   it('runs a Deployment (3 replicas), a StatefulSet and a DaemonSet (every node) to Ready', async () => {
     await withNamespace(cluster, { prefix: 'smoke-workloads' }, async (namespace) => {
-      await apply(cluster, workloads(), { namespace });
+      await apply(cluster, threeKindsYaml(3), { namespace });
       await Promise.all([
         waitForRollout(cluster, { kind: 'Deployment', namespace, name: 'web' }),
         waitForRollout(cluster, { kind: 'StatefulSet', namespace, name: 'db' }),

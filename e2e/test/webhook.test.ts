@@ -62,10 +62,12 @@ import {
   writeServiceAccountKubeConfig,
   type Cluster,
   type ManagedProcess,
+  deploymentYaml,
+  PAUSE_IMAGE,
 } from '../src';
 
 /** Never pulled on the local cluster (kwok runs no containers); small and real elsewhere. */
-const IMAGE = 'registry.k8s.io/pause:3.10';
+const IMAGE = PAUSE_IMAGE;
 const WEBHOOK_BIN = path.join(repoRoot, 'webhook', 'bin', 'outrigger-webhook.js');
 const PROXY = 'outrigger-proxy';
 const INIT = 'outrigger-init';
@@ -303,20 +305,8 @@ function expectUntouched(pod: V1Pod, containers: string[]): void {
 
 // ---- Deployments ------------------------------------------------------------------------------
 
-function deployment(name: string, replicas: number, labels: Record<string, string> = {}): string {
-  return `
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: ${name}}
-spec:
-  replicas: ${replicas}
-  selector: {matchLabels: {app: ${name}}}
-  template:
-    metadata:
-      labels: ${JSON.stringify({ app: name, ...labels })}
-    spec: {containers: [{name: ${name}, image: ${IMAGE}}]}
-`;
-}
+const deployment = (name: string, replicas: number, labels: Record<string, string> = {}): string =>
+  deploymentYaml(name, { replicas, labels });
 
 async function replicaSetsOf(namespace: string, owner: V1Deployment): Promise<V1ReplicaSet[]> {
   const { items } = await cluster.apps.listNamespacedReplicaSet({ namespace });
