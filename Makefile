@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:/usr/local/go/bin:$(PATH)
 
 .PHONY: setup deps build lint typecheck test test-unit e2e bench bench-inject bench-webhook bench-controller \
-        cluster-build cluster-up cluster-down clean
+        cluster-build cluster-up cluster-down clean manifests
 
 ## setup: install Node.js 24 and the dependencies, build the local control plane, build the code
 setup: deps cluster-build build
@@ -38,6 +38,10 @@ bench-inject: build
 
 cluster-build:
 	bash e2e/cluster/build.sh
+
+## manifests: render manifests/install.yaml from the Helm chart (e2e/test/install.test.ts keeps them in sync)
+manifests: cluster-build
+	bash manifests/render.sh
 
 cluster-up:
 	bash e2e/cluster/up.sh

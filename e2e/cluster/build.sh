@@ -187,10 +187,23 @@ kwok_stages() {
   log "kwok ${v} stages: written to ${out}"
 }
 
+# ---------------------------------------------------------------------- helm
+# Built inside its own downloaded module (read-only, but go build only reads it), so the
+# module's go.sum and any replace directives hold exactly as upstream builds it.
+build_helm() {
+  local v="${HELM_VERSION}"
+  if ! need_build "${v}" helm; then build_one helm "${v}" / unused unused; return 0; fi
+  local moddir
+  moddir="$("${GO}" mod download -json "helm.sh/helm/v3@${v}" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')"
+  [[ -d "${moddir}" ]] || die "could not download helm.sh/helm/v3@${v} through the Go module proxy"
+  build_one helm "${v}" "${moddir}" ./cmd/helm "-s -w -X helm.sh/helm/v3/internal/version.version=${v}"
+}
+
 build_etcd
 build_kwok
 kwok_stages
 build_kubernetes
+build_helm
 
 log "summary (total $((SECONDS - TOTAL_START))s):"
 for s in "${SUMMARY[@]}"; do log "  ${s}"; done

@@ -1,9 +1,9 @@
-// Outrigger installed for a test: its namespace, the ConfigMap, each component's ServiceAccount
-// with the RBAC shipped in manifests/rbac (applied as it is, only the namespace and the
-// cluster-wide names made this run's own), the webhook and controller binaries as processes
-// running with only their own account's rights, and the webhook configuration pointing at
-// the webhook by URL. Every webhook entry also requires this run's namespace label, so other
-// runs sharing the cluster are never touched by this run's webhook.
+// Outrigger installed for a test from manifests/install.yaml (rendered from the Helm chart): its
+// namespace, the ConfigMap, each component's ServiceAccount and RBAC as they ship (only the
+// namespace and the cluster-wide names made this run's own), the webhook and controller
+// binaries as processes running with only their own account's rights (kwok runs no images), and
+// the shipped webhook configuration pointing at the webhook by URL. Every webhook entry also
+// requires this run's namespace label, so other runs sharing the cluster are never touched.
 
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -22,7 +22,6 @@ import {
   ENABLED,
   INJECT,
   INJECTION_LABEL,
-  KUBERNETES_SYSTEM_NAMESPACES,
   REVISION,
   SYSTEM_NAMESPACE,
   WEBHOOK_SERVICE_ACCOUNT,
@@ -56,106 +55,87 @@ export interface WebhookConfigurationOptions {
   failurePolicy?: 'Ignore' | 'Fail';
 }
 
-/** The product's three webhook entries, pointing at a webhook by URL. */
-export function webhookConfiguration(
-  o: WebhookConfigurationOptions,
-): V1MutatingWebhookConfiguration {
-  const notSystem = {
-    key: 'kubernetes.io/metadata.name',
-    operator: 'NotIn',
-    values: [o.system, ...KUBERNETES_SYSTEM_NAMESPACES],
-  };
-  const requireRun = { key: RUN_LABEL, operator: 'In', values: [o.run] };
-  const optedInNamespaces = {
-    matchLabels: { [INJECTION_LABEL]: ENABLED },
-    matchExpressions: [notSystem, requireRun],
-  };
-  const common = {
-    admissionReviewVersions: ['v1'],
-    sideEffects: 'None',
-    timeoutSeconds: 5,
-    reinvocationPolicy: 'Never',
-    // Fail open, as the install does: the controller heals pods that escaped.
-    failurePolicy: o.failurePolicy ?? 'Ignore',
-  };
-  const podRules = [
-    {
-      operations: ['CREATE'],
-      apiGroups: [''],
-      apiVersions: ['v1'],
-      resources: ['pods'],
-      scope: 'Namespaced',
-    },
-  ];
+/** manifests/install.yaml, rendered from the Helm chart: what ships, and what is tested. */
+export function installManifests(): Manifest[] {
+  return parseManifests(readFileSync(path.join(repoRoot, 'manifests', 'install.yaml'), 'utf8'));
+}
+
+type Selector = { matchExpressions?: { key: string; operator: string; values?: string[] }[] };
+
+interface WebhookEntry {
+  name: string;
+  clientConfig: { url?: string; service?: { path?: string }; caBundle?: string };
+  namespaceSelector?: Selector;
+  failurePolicy?: string;
+}
+
+/** An entry of the shipped configuration, pointed at a webhook by URL, for this run only. */
+function adaptEntry(entry: WebhookEntry, o: WebhookConfigurationOptions): WebhookEntry {
+  const selector = entry.namespaceSelector ?? {};
+  const expressions = (selector.matchExpressions ?? []).map((e) => ({
+    ...e,
+    values: e.values?.map((v) => (v === SYSTEM_NAMESPACE ? o.system : v)),
+  }));
+  expressions.push({ key: RUN_LABEL, operator: 'In', values: [o.run] });
   return {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'MutatingWebhookConfiguration',
-    metadata: { name: o.name },
-    webhooks: [
-      {
-        ...common,
-        name: 'pods.outrigger.dev',
-        clientConfig: { url: `${o.url}/mutate/pods`, caBundle: o.caBundle },
-        rules: podRules,
-        namespaceSelector: optedInNamespaces,
-      },
-      {
-        // Pod-level opt-in where the namespace is not opted in: admission selectors see labels.
-        ...common,
-        name: 'pods-opt-in.outrigger.dev',
-        clientConfig: { url: `${o.url}/mutate/pods`, caBundle: o.caBundle },
-        rules: podRules,
-        namespaceSelector: {
-          matchExpressions: [
-            { key: INJECTION_LABEL, operator: 'NotIn', values: [ENABLED] },
-            notSystem,
-            requireRun,
-          ],
-        },
-        objectSelector: { matchExpressions: [{ key: INJECT, operator: 'In', values: [ENABLED] }] },
-      },
-      {
-        ...common,
-        name: 'workloads.outrigger.dev',
-        clientConfig: { url: `${o.url}/mutate/workloads`, caBundle: o.caBundle },
-        rules: [
-          {
-            operations: ['CREATE', 'UPDATE'],
-            apiGroups: ['apps'],
-            apiVersions: ['v1'],
-            resources: ['deployments', 'statefulsets', 'daemonsets'],
-            scope: 'Namespaced',
-          },
-        ],
-        namespaceSelector: optedInNamespaces,
-      },
-    ],
+    ...entry,
+    clientConfig: {
+      url: `${o.url}${entry.clientConfig.service?.path ?? ''}`,
+      caBundle: o.caBundle,
+    },
+    namespaceSelector: { ...selector, matchExpressions: expressions },
+    ...(o.failurePolicy && entry.failurePolicy !== 'Ignore'
+      ? { failurePolicy: o.failurePolicy }
+      : {}),
   };
 }
 
 /**
- * manifests/rbac/<component>.yaml made this run's: the namespace replaced, and the cluster-wide
- * names suffixed so two runs (or a run and a real install) never share a ClusterRole.
+ * The MutatingWebhookConfiguration of manifests/install.yaml, with three changes for a test: it
+ * calls the webhook by URL with the test's CA, excludes the test's system namespace instead of
+ * outrigger-system, and requires this run's namespace label, so other runs sharing the cluster
+ * (and a real install) are never touched by this run's webhook.
+ */
+export function webhookConfiguration(
+  o: WebhookConfigurationOptions,
+): V1MutatingWebhookConfiguration {
+  const shipped = installManifests().find((m) => m.kind === 'MutatingWebhookConfiguration');
+  if (!shipped) throw new Error('manifests/install.yaml has no MutatingWebhookConfiguration');
+  const copy = JSON.parse(JSON.stringify(shipped)) as Manifest & { webhooks: WebhookEntry[] };
+  return {
+    ...copy,
+    metadata: { name: o.name },
+    webhooks: copy.webhooks.map((entry) => adaptEntry(entry, o)),
+  } as V1MutatingWebhookConfiguration;
+}
+
+/**
+ * The component's ServiceAccount and RBAC from manifests/install.yaml, made this run's: the
+ * namespace replaced, and the cluster-wide names suffixed so two runs (or a run and a real
+ * install) never share a ClusterRole.
  */
 export function rbacManifests(
   component: 'controller' | 'webhook',
   system: string,
   run: string,
 ): Manifest[] {
-  const text = readFileSync(path.join(repoRoot, 'manifests', 'rbac', `${component}.yaml`), 'utf8');
-  return parseManifests(text).map((m) => {
-    const o = JSON.parse(JSON.stringify(m)) as Manifest & {
-      roleRef?: { kind: string; name: string };
-      subjects?: { namespace?: string }[];
-    };
-    const meta = o.metadata ?? {};
-    if (meta.namespace === SYSTEM_NAMESPACE) meta.namespace = system;
-    if (o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding')
-      meta.name = `${meta.name}-${run}`;
-    if (o.roleRef?.kind === 'ClusterRole') o.roleRef.name = `${o.roleRef.name}-${run}`;
-    for (const s of o.subjects ?? []) if (s.namespace === SYSTEM_NAMESPACE) s.namespace = system;
-    return o;
-  });
+  const name = `outrigger-${component}`;
+  const kinds = ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'];
+  return installManifests()
+    .filter((m) => kinds.includes(m.kind ?? '') && m.metadata?.name === name)
+    .map((m) => {
+      const o = JSON.parse(JSON.stringify(m)) as Manifest & {
+        roleRef?: { kind: string; name: string };
+        subjects?: { namespace?: string }[];
+      };
+      const meta = o.metadata ?? {};
+      if (meta.namespace === SYSTEM_NAMESPACE) meta.namespace = system;
+      if (o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding')
+        meta.name = `${meta.name}-${run}`;
+      if (o.roleRef?.kind === 'ClusterRole') o.roleRef.name = `${o.roleRef.name}-${run}`;
+      for (const s of o.subjects ?? []) if (s.namespace === SYSTEM_NAMESPACE) s.namespace = system;
+      return o;
+    });
 }
 
 export interface InstallOptions {

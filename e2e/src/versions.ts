@@ -9,6 +9,7 @@ export interface PinnedVersions {
   kubernetes: string;
   etcd: string;
   kwok: string;
+  helm: string;
 }
 
 export function readPinnedVersions(
@@ -28,5 +29,6 @@ export function readPinnedVersions(
     kubernetes: get('KUBERNETES_VERSION'),
     etcd: get('ETCD_VERSION'),
     kwok: get('KWOK_VERSION'),
+    helm: get('HELM_VERSION'),
   };
 }

@@ -1,5 +1,5 @@
 // outrigger-controller behind the API server (issue 5, first slice): the binary runs as its own
-// ServiceAccount with the RBAC of manifests/rbac/controller.yaml (only the verbs it uses), wins
+// ServiceAccount with the RBAC of manifests/install.yaml (only the verbs it uses), wins
 // the Lease in its namespace, and mirrors the namespace opt-in annotation to the
 // injection label: set for `enabled`, removed for `disabled` or absent, never on its own
 // namespace, and nothing written once everything agrees. A second replica follows with a warm
@@ -63,7 +63,7 @@ async function newNamespace(prefix: string, annotations?: Record<string, string>
   return name;
 }
 
-/** The controller's ServiceAccount with the RBAC that ships (manifests/rbac/controller.yaml). */
+/** The controller's ServiceAccount with the RBAC that ships (manifests/install.yaml). */
 async function controllerAccount(): Promise<string> {
   const objects = rbacManifests('controller', system, run);
   await apply(cluster, objects);

@@ -1,5 +1,5 @@
 // The reconciler behind a real API server (issue 5, "Done when" 1 to 7): the webhook and the
-// controller run as their own ServiceAccounts with the RBAC of manifests/rbac, and the
+// controller run as their own ServiceAccounts with the RBAC of manifests/install.yaml, and the
 // webhook configuration fails open. The tests run in order and share one controller: each
 // changes the configuration, so each leaves its namespaces deleted (or every owner current)
 // for the next one. Every assertion is about this file's namespaces.

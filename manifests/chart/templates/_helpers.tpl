@@ -1,0 +1,54 @@
+{{/* Outrigger's names are fixed (DESIGN section 3): the controller and webhook look for them. */}}
+
+{{- define "outrigger.namespace" -}}
+{{ .Release.Namespace }}
+{{- end -}}
+
+{{- define "outrigger.labels" -}}
+app.kubernetes.io/name: outrigger
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{- define "outrigger.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+
+{{- define "outrigger.ha" -}}
+{{- if eq .Values.profile "ha" }}true{{ end -}}
+{{- end -}}
+
+{{- define "outrigger.webhookReplicas" -}}
+{{- if .Values.webhook.replicas }}{{ .Values.webhook.replicas }}{{ else if include "outrigger.ha" . }}3{{ else }}1{{ end -}}
+{{- end -}}
+
+{{- define "outrigger.controllerReplicas" -}}
+{{- if .Values.controller.replicas }}{{ .Values.controller.replicas }}{{ else if include "outrigger.ha" . }}2{{ else }}1{{ end -}}
+{{- end -}}
+
+{{/* The restricted Pod Security Standard, for both containers. */}}
+{{- define "outrigger.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+runAsNonRoot: true
+capabilities:
+  drop: [ALL]
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{- define "outrigger.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 65532
+runAsGroup: 65532
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{/* Namespaces no webhook entry ever matches. */}}
+{{- define "outrigger.excludedNamespaces" -}}
+{{- $list := list (include "outrigger.namespace" .) "kube-system" "kube-public" "kube-node-lease" -}}
+{{- concat $list .Values.excludeNamespaces | uniq | toJson -}}
+{{- end -}}
