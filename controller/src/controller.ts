@@ -25,7 +25,7 @@ import { countPods, injectedPodSelector } from './pods';
 import { probeReady } from './webhook-probe';
 import { TerminalError, WorkQueue, WriteLimiter, type ReconcileEvent, type Result } from './queue';
 import { WAVE_KEY, WaveStep, type WaveView } from './rollout';
-import { asWorkload, type Workload } from './rollout-status';
+import { asWorkload, type Workload } from '@outrigger/shared';
 
 /** The global write limit: a first start over thousands of namespaces must not flood the API. */
 export const WRITE_LIMIT = { ratePerSecond: 20, burst: 50 };

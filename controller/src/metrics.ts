@@ -1,7 +1,7 @@
 // The controller's Prometheus metrics, on a registry passed in (tests get their own).
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { OWNER_STATES, type OwnerState } from './plan';
+import { OWNER_STATES, type OwnerState } from '@outrigger/shared';
 
 export class ControllerMetrics {
   readonly reconciles: Counter<'kind' | 'outcome'>;

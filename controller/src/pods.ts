@@ -12,7 +12,7 @@ import {
   resolveOwner,
   type PodLike,
 } from '@outrigger/shared';
-import { ownerKey, type PodCounts } from './plan';
+import { ownerKey, type PodCounts } from '@outrigger/shared';
 
 /** The selector of injected pods worth a look, for the revision and the shed setting. */
 export function injectedPodSelector(revision: string, restartOnOptOut: boolean): string {

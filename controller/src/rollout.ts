@@ -1,6 +1,6 @@
 // The wave reconcile: one key for the whole cluster, because the budget of rollouts at once is
 // cluster-wide and the wave's stop holds for every owner. It reads the caches, assesses every
-// owner and plans the wave (plan.ts, pure), then carries the plan out: restarts, completions,
+// owner and plans the wave (shared/src/plan.ts, pure), then carries the plan out: restarts, completions,
 // the wave's stop or resume on the ConfigMap, Events and metrics. Running it twice does nothing
 // the second time: every decision is read back from the cluster, and each write carries the
 // resourceVersion it was decided on, so a write from a stale cache fails instead of repeating.
@@ -33,15 +33,15 @@ import {
   type OwnerAssessment,
   type OwnerRef,
   type PodCounts,
-  type ReportEntry,
+  type WaveReportEntry,
   type ReportReason,
   type RestartKind,
   type RestartOrder,
   type WavePlan,
-} from './plan';
+} from '@outrigger/shared';
 import { noPods } from './pods';
 import { TerminalError, type Result } from './queue';
-import type { Workload } from './rollout-status';
+import type { Workload } from '@outrigger/shared';
 
 export const WAVE_KEY = 'Wave';
 
@@ -151,7 +151,7 @@ function refOfWorkload(w: Workload): OwnerRef {
 export class WaveStep {
   private conflicts = 0;
   private refusals = 0;
-  private readonly lastReport = new Map<string, ReportEntry>();
+  private readonly lastReport = new Map<string, WaveReportEntry>();
 
   constructor(
     private readonly deps: WaveDeps,
@@ -404,7 +404,7 @@ export class WaveStep {
     });
   }
 
-  private wouldRestart(e: ReportEntry): void {
+  private wouldRestart(e: WaveReportEntry): void {
     const key = `${ownerKey(e.owner)} ${this.config.revision} ${e.reason}`;
     if (this.deps.dryRunReported.has(key)) return;
     this.deps.dryRunReported.add(key);
@@ -416,7 +416,7 @@ export class WaveStep {
   }
 
   /** Events for owners left alone for a reason an admin should see; once per revision. */
-  private async report(entries: readonly ReportEntry[], byKey: Map<string, Workload>) {
+  private async report(entries: readonly WaveReportEntry[], byKey: Map<string, Workload>) {
     const { deps, config } = this;
     for (const e of entries) {
       if (e.action === 'restart' && config.config.rollout.mode === 'dry-run') this.wouldRestart(e);
@@ -459,7 +459,7 @@ const SKIP_REASONS: ReadonlySet<ReportReason> = new Set<ReportReason>([
 
 /** The Event a report entry is worth, if any. Dry-run writes none: it only logs. */
 function reportEvent(
-  e: ReportEntry,
+  e: WaveReportEntry,
   config: Config,
 ): { type: 'Normal' | 'Warning'; reason: 'RestartSkipped' | 'HealDidNotHelp' } | undefined {
   if (config.rollout.mode === 'dry-run') return undefined;

@@ -14,3 +14,5 @@ export * from './patch';
 export * from './inject';
 export * from './stamp';
 export * from './manifest';
+export * from './rollout-status';
+export * from './plan';

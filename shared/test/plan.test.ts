@@ -12,7 +12,7 @@ import {
   isRecord,
   type Config,
   type NamespaceMeta,
-} from '@outrigger/shared';
+} from '../src';
 import {
   assessOwner,
   clearStopPatch,

@@ -3,35 +3,34 @@
 // they need to resume is read back from annotations the controller wrote into the cluster, so a
 // replacement controller reaches the same decisions and never restarts an owner twice.
 
+import type { Config, RolloutConfig } from './config';
+import { decideOptIn } from './decide';
+import { isRecord, type Labels, type NamespaceMeta } from './k8s';
 import {
   AUTO_RESTART,
+  COMPLETED_REVISION,
   CONFIG_REVISION,
   DISABLED,
-  OWNER_KIND,
-  OWNER_NAME,
-  COMPLETED_REVISION,
   HEALED_AT,
   HEALED_REVISION,
   NO_REVISION,
+  OWNER_KIND,
+  OWNER_NAME,
   RESTARTED_AT,
   RESTARTED_REVISION,
   RESUME,
   RESUMED_AT,
-  WAVE_STOPPED,
   STAMPED,
-  decideOptIn,
+  WAVE_STOPPED,
+} from './names';
+import {
   desiredStamp,
-  isRecord,
   readStamp,
   stampEquals,
   stampMergePatch,
   templateOf,
-  type Config,
-  type Labels,
-  type NamespaceMeta,
-  type RolloutConfig,
   type StampedKind,
-} from '@outrigger/shared';
+} from './stamp';
 import {
   deadlineExceeded,
   isOnDelete,
@@ -339,7 +338,7 @@ export const REPORT_REASONS = [
 ] as const;
 export type ReportReason = (typeof REPORT_REASONS)[number];
 
-export interface ReportEntry {
+export interface WaveReportEntry {
   owner: OwnerRef;
   state: OwnerState;
   action: Action;
@@ -418,7 +417,7 @@ export interface WavePlan {
   /** Whether the wave is stopped once this plan is carried out. */
   stopped: boolean;
   /** One entry per owner, in the stable order; in dry-run, what auto would do. */
-  report: ReportEntry[];
+  report: WaveReportEntry[];
   /** The earliest time the plan may change with nothing else changing (a deadline, a back-off). */
   recheckAtMs: number | undefined;
 }
