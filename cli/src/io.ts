@@ -13,3 +13,11 @@ export class UsageError extends Error {
     this.name = 'UsageError';
   }
 }
+
+/** The cluster holds something the command cannot work with (an invalid configuration). */
+export class ClusterError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ClusterError';
+  }
+}

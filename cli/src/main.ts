@@ -3,14 +3,17 @@
 import { readFile } from 'node:fs/promises';
 import { ConfigError } from '@outrigger/shared';
 import { configCommand, CONFIG_USAGE } from './config-command';
+import { FLEET_USAGE, restartCommand, resumeCommand, statusCommand } from './fleet-command';
 import { injectCommand, INJECT_USAGE } from './inject-command';
-import { UsageError, type Io } from './io';
+import { ClusterError, UsageError, type Io } from './io';
 
 const USAGE = `outrigger: the Outrigger sidecar injector's command line
 
 ${INJECT_USAGE}
 
-${CONFIG_USAGE}`;
+${CONFIG_USAGE}
+
+${FLEET_USAGE}`;
 
 export async function run(argv: string[], io: Io): Promise<number> {
   const [command, ...args] = argv;
@@ -20,6 +23,12 @@ export async function run(argv: string[], io: Io): Promise<number> {
         return await injectCommand(args, io);
       case 'config':
         return await configCommand(args, io);
+      case 'status':
+        return await statusCommand(args, io);
+      case 'restart':
+        return await restartCommand(args, io);
+      case 'resume':
+        return await resumeCommand(args, io);
       case undefined:
       case 'help':
       case '--help':
@@ -34,26 +43,46 @@ export async function run(argv: string[], io: Io): Promise<number> {
   }
 }
 
-function reportError(err: unknown, io: Io): number {
-  if (err instanceof UsageError) {
-    io.stderr(`error: ${err.message}\n`);
-    return 2;
+/** The Status message of an API error, else the error's own. */
+function apiMessage(err: unknown): string {
+  const body = (err as { body?: unknown }).body;
+  if (typeof body === 'string') {
+    try {
+      const status = JSON.parse(body) as { message?: unknown };
+      if (typeof status.message === 'string') return status.message;
+    } catch {
+      // not a Status document
+    }
   }
-  if (err instanceof ConfigError) {
-    io.stderr(`error: ${err.message}\n`);
-    return 1;
-  }
-  const code = (err as NodeJS.ErrnoException).code;
-  if (code === 'ENOENT' || code === 'EISDIR' || code === 'EACCES') {
-    io.stderr(`error: ${(err as Error).message}\n`);
-    return 1;
-  }
+  return (err as Error).message;
+}
+
+const FILE_CODES = ['ENOENT', 'EISDIR', 'EACCES'];
+const NETWORK_CODES = ['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'ECONNRESET'];
+
+/** The message and exit code for an error the user can act on; undefined for a bug. */
+function describeError(err: unknown): { message: string; exit: number } | undefined {
+  if (err instanceof UsageError) return { message: err.message, exit: 2 };
+  if (err instanceof ConfigError || err instanceof ClusterError)
+    return { message: err.message, exit: 1 };
+  const code = (err as NodeJS.ErrnoException).code as unknown;
+  const message = (err as Error).message;
+  // The API server's refusal (client-node's ApiException carries the HTTP status as code).
+  if (typeof code === 'number') return { message: apiMessage(err), exit: 1 };
+  if (typeof code !== 'string') return undefined;
+  if (FILE_CODES.includes(code)) return { message, exit: 1 };
+  if (NETWORK_CODES.includes(code))
+    return { message: `cannot reach the API server: ${message}`, exit: 1 };
   // Checked by code, not class: node's own errors come from another realm under test runners.
-  if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) {
-    io.stderr(`error: ${(err as Error).message}\n`);
-    return 2;
-  }
-  throw err;
+  if (code.startsWith('ERR_PARSE_ARGS')) return { message, exit: 2 };
+  return undefined;
+}
+
+function reportError(err: unknown, io: Io): number {
+  const described = describeError(err);
+  if (!described) throw err;
+  io.stderr(`error: ${described.message}\n`);
+  return described.exit;
 }
 
 export const processIo: Io = {

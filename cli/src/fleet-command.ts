@@ -1,0 +1,289 @@
+// `outrigger status`, `outrigger restart` and `outrigger resume`: the operating commands, against
+// any cluster by the usual kubeconfig rules (--kubeconfig, --context, KUBECONFIG, ~/.kube/config).
+
+import { parseArgs } from 'node:util';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
+import {
+  CONFIG_MAP_KEY,
+  CONFIG_MAP_NAME,
+  RESUME,
+  STAMPED_KINDS,
+  SYSTEM_NAMESPACE,
+  configRevision,
+  formatIssue,
+  formatTime,
+  parseConfig,
+  restartPatch,
+  type KubeObject,
+  type NamespaceMeta,
+  type PodLike,
+  type StampedKind,
+} from '@outrigger/shared';
+import { fleetStatus, formatFleet, type FleetRow, type FleetStatus } from './fleet';
+import { ClusterError, UsageError, type Io } from './io';
+
+export const FLEET_USAGE = `Usage: outrigger status [-n NAMESPACE] [-o wide|json]   one line per workload in opted-in namespaces
+       outrigger restart -n NAMESPACE [KIND/NAME...]     restart due owners now (for rollout.mode manual)
+       outrigger resume                                  resume a wave a stalled rollout stopped
+Cluster flags: --kubeconfig FILE, --context NAME, --config-map NAMESPACE/NAME (default ${SYSTEM_NAMESPACE}/${CONFIG_MAP_NAME})`;
+
+const FIELD_MANAGER = 'outrigger-cli';
+const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+interface Cluster {
+  core: CoreV1Api;
+  apps: AppsV1Api;
+  configMap: { namespace: string; name: string };
+}
+
+interface Options {
+  namespace?: string;
+  output?: string;
+  kubeconfig?: string;
+  context?: string;
+  'config-map'?: string;
+}
+
+function parse(args: string[]) {
+  return parseArgs({
+    args,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      namespace: { type: 'string', short: 'n' },
+      output: { type: 'string', short: 'o' },
+      kubeconfig: { type: 'string' },
+      context: { type: 'string' },
+      'config-map': { type: 'string' },
+    },
+  });
+}
+
+function connect(o: Options): Cluster {
+  const kc = new KubeConfig();
+  if (o.kubeconfig) kc.loadFromFile(o.kubeconfig);
+  else kc.loadFromDefault();
+  if (o.context) kc.setCurrentContext(o.context);
+  const [namespace = '', name = '', ...rest] = (
+    o['config-map'] ?? `${SYSTEM_NAMESPACE}/${CONFIG_MAP_NAME}`
+  ).split('/');
+  if (!namespace || !name || rest.length > 0)
+    throw new UsageError(
+      `--config-map must be NAMESPACE/NAME, such as ${SYSTEM_NAMESPACE}/${CONFIG_MAP_NAME}`,
+    );
+  return {
+    core: kc.makeApiClient(CoreV1Api),
+    apps: kc.makeApiClient(AppsV1Api),
+    configMap: { namespace, name },
+  };
+}
+
+/** Plain JSON: the typed client hands times back as Date objects. */
+const plain = <T>(o: T): T => JSON.parse(JSON.stringify(o)) as T;
+
+async function readConfig(c: Cluster) {
+  const cm = await c.core.readNamespacedConfigMap(c.configMap);
+  const result = parseConfig(cm.data?.[CONFIG_MAP_KEY] ?? '');
+  if (!result.ok)
+    throw new ClusterError(
+      `ConfigMap ${c.configMap.namespace}/${c.configMap.name} key ${CONFIG_MAP_KEY} is invalid: ${result.errors.map(formatIssue).join('; ')}`,
+    );
+  return {
+    config: result.config,
+    revision: configRevision(result.config),
+    annotations: cm.metadata?.annotations,
+  };
+}
+
+async function listWorkloads(c: Cluster, namespace: string | undefined) {
+  const lists = await Promise.all(
+    STAMPED_KINDS.map(async (kind): Promise<{ kind: StampedKind; items: KubernetesObject[] }> => {
+      const items = await listKind(c, kind, namespace);
+      return { kind, items };
+    }),
+  );
+  return lists.flatMap(({ kind, items }) =>
+    items.map((object) => ({ kind, object: plain(object) as KubeObject })),
+  );
+}
+
+async function listKind(
+  c: Cluster,
+  kind: StampedKind,
+  namespace: string | undefined,
+): Promise<KubernetesObject[]> {
+  switch (kind) {
+    case 'Deployment':
+      return (
+        namespace
+          ? await c.apps.listNamespacedDeployment({ namespace })
+          : await c.apps.listDeploymentForAllNamespaces()
+      ).items;
+    case 'StatefulSet':
+      return (
+        namespace
+          ? await c.apps.listNamespacedStatefulSet({ namespace })
+          : await c.apps.listStatefulSetForAllNamespaces()
+      ).items;
+    case 'DaemonSet':
+      return (
+        namespace
+          ? await c.apps.listNamespacedDaemonSet({ namespace })
+          : await c.apps.listDaemonSetForAllNamespaces()
+      ).items;
+  }
+}
+
+async function listNamespaces(c: Cluster, only: string | undefined): Promise<NamespaceMeta[]> {
+  const items = only
+    ? [await c.core.readNamespace({ name: only })]
+    : (await c.core.listNamespace()).items;
+  return items.map((n) => ({
+    name: n.metadata?.name ?? '',
+    labels: n.metadata?.labels ?? {},
+    annotations: n.metadata?.annotations ?? {},
+  }));
+}
+
+/** Pods of the namespace, or of every namespace (a workload may opt in by its own label). */
+async function listPods(c: Cluster, namespace: string | undefined): Promise<PodLike[]> {
+  const items = namespace
+    ? (await c.core.listNamespacedPod({ namespace })).items
+    : (await c.core.listPodForAllNamespaces()).items;
+  return items.map((p) => plain(p) as PodLike);
+}
+
+async function status(c: Cluster, namespace: string | undefined): Promise<FleetStatus> {
+  const [{ config, revision, annotations }, namespaces, workloads, pods] = await Promise.all([
+    readConfig(c),
+    listNamespaces(c, namespace),
+    listWorkloads(c, namespace),
+    listPods(c, namespace),
+  ]);
+  return fleetStatus({
+    config,
+    revision,
+    configMapAnnotations: annotations,
+    namespaces,
+    workloads,
+    pods,
+    nowMs: Date.now(),
+    systemNamespace: c.configMap.namespace,
+  });
+}
+
+export async function statusCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(args);
+  if (positionals.length > 0) throw new UsageError(`status takes no arguments\n\n${FLEET_USAGE}`);
+  const output = values.output ?? 'table';
+  if (!['table', 'wide', 'json'].includes(output))
+    throw new UsageError(`-o must be wide or json; got ${output}`);
+  const result = await status(connect(values), values.namespace);
+  io.stdout(
+    output === 'json'
+      ? `${JSON.stringify(result, null, 2)}\n`
+      : formatFleet(result, output === 'wide'),
+  );
+  return 0;
+}
+
+/** The owners a restart names, or every owner with a restart due in the namespace. */
+function chosen(rows: FleetRow[], names: string[]): FleetRow[] {
+  if (names.length === 0)
+    return rows.filter((r) => r.action === 'restart' || r.reason === 'manual-mode');
+  return names.map((n) => {
+    const [kind = '', name = ''] = n.split('/');
+    const row = rows.find((r) => r.kind.toLowerCase() === kind.toLowerCase() && r.name === name);
+    if (!row)
+      throw new UsageError(
+        `${n}: no such workload in scope; name it as KIND/NAME, such as deployment/web`,
+      );
+    return row;
+  });
+}
+
+export async function restartCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(args);
+  if (!values.namespace) throw new UsageError(`restart needs -n NAMESPACE\n\n${FLEET_USAGE}`);
+  const c = connect(values);
+  const fleet = await status(c, values.namespace);
+  let failed = 0;
+  for (const row of chosen(fleet.rows, positionals)) {
+    if (row.state !== 'outdated' && row.state !== 'escaped') {
+      io.stdout(`${row.kind}/${row.name}: ${row.state}, nothing to restart\n`);
+      continue;
+    }
+    failed += await restartOne(c, row, fleet.revision, io);
+  }
+  return failed > 0 ? 1 : 0;
+}
+
+async function restartOne(c: Cluster, row: FleetRow, revision: string, io: Io): Promise<number> {
+  const args = { namespace: row.namespace, name: row.name };
+  const current = plain(await readKind(c, row.kind, args)) as KubeObject;
+  const workload = { ...current, apiVersion: 'apps/v1', kind: row.kind } as Parameters<
+    typeof restartPatch
+  >[0]['workload'];
+  const kind = row.state === 'escaped' ? 'heal' : 'rollout';
+  const body = restartPatch({ workload, order: { owner: row, kind, revision }, nowMs: Date.now() });
+  try {
+    await patchKind(c, row.kind, { ...args, body, fieldManager: FIELD_MANAGER });
+    io.stdout(`${row.kind}/${row.name}: restarted (${kind}) to revision ${revision}\n`);
+    return 0;
+  } catch (err) {
+    io.stderr(`${row.kind}/${row.name}: not restarted: ${(err as Error).message}\n`);
+    return 1;
+  }
+}
+
+async function readKind(c: Cluster, kind: StampedKind, args: { namespace: string; name: string }) {
+  switch (kind) {
+    case 'Deployment':
+      return c.apps.readNamespacedDeployment(args);
+    case 'StatefulSet':
+      return c.apps.readNamespacedStatefulSet(args);
+    case 'DaemonSet':
+      return c.apps.readNamespacedDaemonSet(args);
+  }
+}
+
+async function patchKind(
+  c: Cluster,
+  kind: StampedKind,
+  args: { namespace: string; name: string; body: object; fieldManager: string },
+) {
+  switch (kind) {
+    case 'Deployment':
+      return c.apps.patchNamespacedDeployment(args, MERGE_PATCH);
+    case 'StatefulSet':
+      return c.apps.patchNamespacedStatefulSet(args, MERGE_PATCH);
+    case 'DaemonSet':
+      return c.apps.patchNamespacedDaemonSet(args, MERGE_PATCH);
+  }
+}
+
+export async function resumeCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(args);
+  if (positionals.length > 0) throw new UsageError(`resume takes no arguments\n\n${FLEET_USAGE}`);
+  const c = connect(values);
+  const at = formatTime(Date.now());
+  await c.core.patchNamespacedConfigMap(
+    {
+      ...c.configMap,
+      body: { metadata: { annotations: { [RESUME]: at } } },
+      fieldManager: FIELD_MANAGER,
+    },
+    MERGE_PATCH,
+  );
+  io.stdout(
+    `asked the controller to resume the wave (${RESUME}=${at} on ConfigMap ${c.configMap.namespace}/${c.configMap.name})\n`,
+  );
+  return 0;
+}

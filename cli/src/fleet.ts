@@ -1,0 +1,175 @@
+// The fleet as `outrigger status` shows it, computed from what the cluster holds with the
+// controller's own rules (shared/src/plan.ts): one row per workload in scope, and the wave.
+// Pure: the command fetches the objects and prints the result.
+
+import {
+  ESCAPED_POD_SELECTOR,
+  REVISION,
+  SKIPPED,
+  STAMPED,
+  asWorkload,
+  assessOwner,
+  isStampedKind,
+  ownerKey,
+  planWave,
+  readStamp,
+  readWave,
+  resolveOwner,
+  type Config,
+  type KubeObject,
+  type NamespaceMeta,
+  type OwnerState,
+  type PodCounts,
+  type PodLike,
+  type StampedKind,
+} from '@outrigger/shared';
+
+export { ESCAPED_POD_SELECTOR };
+
+export interface FleetInput {
+  config: Config;
+  revision: string;
+  /** The configuration ConfigMap's annotations: the wave's stop and resume. */
+  configMapAnnotations: Record<string, string> | undefined;
+  namespaces: readonly NamespaceMeta[];
+  workloads: readonly { kind: StampedKind; object: KubeObject }[];
+  pods: readonly PodLike[];
+  nowMs: number;
+  systemNamespace: string;
+}
+
+export interface FleetRow {
+  namespace: string;
+  kind: StampedKind;
+  name: string;
+  /** Pods carrying the sidecar, of all the owner's pods. */
+  injected: number;
+  pods: number;
+  /** The revision in the template's stamp, if any. */
+  revision: string | undefined;
+  state: OwnerState;
+  /** What the controller does about it now, and why (the wave's report). */
+  action: string;
+  reason: string;
+  detail: string;
+}
+
+export interface FleetStatus {
+  revision: string;
+  mode: Config['rollout']['mode'];
+  maxConcurrent: number;
+  /** Our restarts still rolling. */
+  rolling: number;
+  /** Why the wave is stopped, or undefined when it is not. */
+  stopped: string | undefined;
+  rows: FleetRow[];
+}
+
+interface PodTally extends PodCounts {
+  total: number;
+}
+
+const isEscaped = (labels: Record<string, string>): boolean =>
+  labels[STAMPED] === 'true' && labels[REVISION] === undefined && labels[SKIPPED] === undefined;
+
+function tallyPods(pods: readonly PodLike[], revision: string): Map<string, PodTally> {
+  const out = new Map<string, PodTally>();
+  for (const pod of pods) {
+    const meta = pod.metadata ?? {};
+    if (meta.deletionTimestamp) continue;
+    const owner = resolveOwner(pod);
+    if (!isStampedKind(owner.kind)) continue;
+    const key = ownerKey({ namespace: meta.namespace ?? '', kind: owner.kind, name: owner.name });
+    const t = out.get(key) ?? { total: 0, injected: 0, outdated: 0, escaped: 0 };
+    const labels = meta.labels ?? {};
+    t.total += 1;
+    if (labels[REVISION] !== undefined) t.injected += 1;
+    if (labels[REVISION] !== undefined && labels[REVISION] !== revision) t.outdated += 1;
+    if (isEscaped(labels)) t.escaped += 1;
+    out.set(key, t);
+  }
+  return out;
+}
+
+export function fleetStatus(input: FleetInput): FleetStatus {
+  const namespaces = new Map(input.namespaces.map((n) => [n.name, n]));
+  const tallies = tallyPods(input.pods, input.revision);
+  const owners = input.workloads.flatMap(({ kind, object }) => {
+    const workload = asWorkload(object, kind);
+    const namespace = namespaces.get(object.metadata?.namespace ?? '');
+    if (!workload || !namespace) return [];
+    const key = ownerKey({ namespace: namespace.name, kind, name: object.metadata?.name ?? '' });
+    const tally = tallies.get(key) ?? { total: 0, injected: 0, outdated: 0, escaped: 0 };
+    const assessment = assessOwner({
+      workload,
+      namespace,
+      config: input.config,
+      revision: input.revision,
+      pods: tally,
+      nowMs: input.nowMs,
+      systemNamespace: input.systemNamespace,
+    });
+    return [{ workload, tally, assessment }];
+  });
+  const plan = planWave({
+    owners: owners.map((o) => o.assessment),
+    revision: input.revision,
+    rollout: input.config.rollout,
+    wave: readWave(input.configMapAnnotations),
+    nowMs: input.nowMs,
+  });
+  const byKey = new Map(owners.map((o) => [ownerKey(o.assessment.owner), o]));
+  const rows = plan.report
+    .filter((e) => e.state !== 'not-enabled')
+    .map((e): FleetRow => {
+      const o = byKey.get(ownerKey(e.owner));
+      return {
+        ...e.owner,
+        injected: o?.tally.injected ?? 0,
+        pods: o?.tally.total ?? 0,
+        revision: o ? readStamp(o.workload)?.revision : undefined,
+        state: e.state,
+        action: e.action,
+        reason: e.reason,
+        detail: e.detail,
+      };
+    });
+  const wave = readWave(input.configMapAnnotations);
+  return {
+    revision: input.revision,
+    mode: input.config.rollout.mode,
+    maxConcurrent: input.config.rollout.maxConcurrent,
+    rolling: owners.filter((o) => o.assessment.inFlight && !o.assessment.stall).length,
+    stopped: plan.stopped ? (wave.stopped?.reason ?? 'a rollout stalled') : undefined,
+    rows,
+  };
+}
+
+/** The table `outrigger status` prints; `wide` adds what the controller does and why. */
+export function formatFleet(status: FleetStatus, wide: boolean): string {
+  const head = ['NAMESPACE', 'KIND', 'NAME', 'INJECTED', 'REVISION', 'STATE'];
+  const rows = status.rows.map((r) => {
+    const base = [
+      r.namespace,
+      r.kind,
+      r.name,
+      `${r.injected}/${r.pods}`,
+      r.revision ?? '-',
+      r.state,
+    ];
+    return wide ? [...base, r.action, r.reason, r.detail] : base;
+  });
+  const table = [wide ? [...head, 'ACTION', 'REASON', 'DETAIL'] : head, ...rows];
+  const widths =
+    table[0]?.map((_, i) => Math.max(...table.map((row) => (row[i] ?? '').length))) ?? [];
+  const lines = table.map((row) =>
+    row
+      .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd(),
+  );
+  const wave = status.stopped
+    ? `stopped: ${status.stopped} (resume: outrigger resume)`
+    : `${status.rolling} rolling of at most ${status.maxConcurrent}`;
+  return `${lines.join('\n')}\n\nrevision ${status.revision}, mode ${status.mode}, wave: ${wave}\n`;
+}

@@ -1,0 +1,175 @@
+// The operating commands against a real cluster (issue 6, first slice): `outrigger status`
+// reports each workload's state as the controller decides it, `outrigger restart` restarts due
+// owners in manual mode, and `outrigger resume` asks the controller to resume a stopped wave.
+// The CLI runs as the admin, the components as their own ServiceAccounts.
+
+import { execFile } from 'node:child_process';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import {
+  CONFIG_MAP_NAME,
+  RESUME,
+  REVISION,
+  makeSnapshot,
+  mustParseConfig,
+} from '@outrigger/shared';
+import {
+  apply,
+  buildWorkspace,
+  connect,
+  deploymentYaml,
+  done,
+  kubeconfigPath,
+  pending,
+  repoRoot,
+  stopAllProcesses,
+  TestInstall,
+  waitFor,
+  waitForRollout,
+  type Cluster,
+} from '../src';
+
+const run = promisify(execFile);
+const CLI = path.join(repoRoot, 'cli', 'bin', 'outrigger.js');
+
+const configYaml = (step: number) =>
+  `proxy:\n  env:\n    - name: E2E_STEP\n      value: "${step}"\nrollout:\n  mode: manual\n`;
+const revisionOf = (yaml: string) => makeSnapshot(mustParseConfig(yaml)).revision;
+
+const cluster: Cluster = connect();
+const install = new TestInstall(cluster, { configYaml: configYaml(0) });
+let ns = '';
+
+beforeAll(async () => {
+  await Promise.all(['webhook', 'controller', 'cli'].map((w) => buildWorkspace(w)));
+  await install.setup();
+  await install.startController();
+  ns = await install.newNamespace('operate', { optedIn: true });
+  await waitFor('the controller to label the namespace', async () => {
+    const n = await cluster.core.readNamespace({ name: ns });
+    return n.metadata?.labels?.['outrigger.dev/injection']
+      ? done(undefined)
+      : pending(n.metadata?.labels);
+  });
+  await apply(cluster, ['a', 'b'].map((n) => deploymentYaml(n)).join('---\n'), { namespace: ns });
+  await waitForRollout(cluster, { kind: 'Deployment', namespace: ns, name: 'a' });
+  await waitForRollout(cluster, { kind: 'Deployment', namespace: ns, name: 'b' });
+}, 120_000);
+
+afterAll(async () => {
+  await install.teardown();
+  await stopAllProcesses();
+  await cluster.close();
+});
+
+async function outrigger(
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const flags = [
+    '--kubeconfig',
+    kubeconfigPath(),
+    '--config-map',
+    `${install.system}/${CONFIG_MAP_NAME}`,
+  ];
+  try {
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args, ...flags]);
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+interface Row {
+  name: string;
+  state: string;
+  revision?: string;
+  injected: number;
+  pods: number;
+  reason: string;
+}
+
+async function rows(): Promise<Row[]> {
+  const { code, stdout, stderr } = await outrigger('status', '-n', ns, '-o', 'json');
+  expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+  return (JSON.parse(stdout) as { rows: Row[] }).rows;
+}
+
+const stateOf = async (name: string) => (await rows()).find((r) => r.name === name);
+
+describe('outrigger status, restart and resume', () => {
+  it('reports every workload current and injected after the webhook stamped them', async () => {
+    const revision = revisionOf(configYaml(0));
+    await waitFor('both pods injected', async () => {
+      const r = await rows();
+      return r.every((x) => x.injected === 1 && x.pods === 1) && r.length === 2
+        ? done(r)
+        : pending(r);
+    });
+    expect(await rows()).toEqual([
+      expect.objectContaining({ name: 'a', state: 'current', revision }),
+      expect.objectContaining({ name: 'b', state: 'current', revision }),
+    ]);
+    const table = await outrigger('status', '-n', ns);
+    expect(table.stdout).toMatch(/NAMESPACE\s+KIND\s+NAME\s+INJECTED\s+REVISION\s+STATE/);
+    expect(table.stdout).toContain(`mode manual`);
+  });
+
+  it('in manual mode, a new revision leaves owners outdated until outrigger restart restarts them', async () => {
+    const yaml = configYaml(1);
+    const revision = revisionOf(yaml);
+    await install.setConfig(yaml);
+    await waitFor('both owners reported outdated, held by manual mode', async () => {
+      const r = await rows();
+      return r.every((x) => x.state === 'outdated' && x.reason === 'manual-mode')
+        ? done(r)
+        : pending(r);
+    });
+
+    const one = await outrigger('restart', '-n', ns, 'deployment/a');
+    expect(one).toMatchObject({
+      code: 0,
+      stdout: `Deployment/a: restarted (rollout) to revision ${revision}\n`,
+    });
+    await waitForRollout(cluster, { kind: 'Deployment', namespace: ns, name: 'a' });
+    await waitFor('a current at the new revision, b still outdated', async () => {
+      const [a, b] = [await stateOf('a'), await stateOf('b')];
+      return a?.state === 'current' && a.revision === revision && b?.state === 'outdated'
+        ? done(undefined)
+        : pending({ a, b });
+    });
+
+    const rest = await outrigger('restart', '-n', ns);
+    expect(rest.stdout).toBe(`Deployment/b: restarted (rollout) to revision ${revision}\n`);
+    await waitForRollout(cluster, { kind: 'Deployment', namespace: ns, name: 'b' });
+    await waitFor('every pod on the new revision', async () => {
+      const { items } = await cluster.core.listNamespacedPod({ namespace: ns });
+      const live = items.filter((p) => !p.metadata?.deletionTimestamp);
+      return live.length === 2 && live.every((p) => p.metadata?.labels?.[REVISION] === revision)
+        ? done(undefined)
+        : pending(live.map((p) => p.metadata?.labels?.[REVISION]));
+    });
+    expect((await outrigger('restart', '-n', ns, 'deployment/a')).stdout).toBe(
+      'Deployment/a: current, nothing to restart\n',
+    );
+  });
+
+  it('names what it cannot find, with the form to use', async () => {
+    const bad = await outrigger('restart', '-n', ns, 'deployment/nope');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain(
+      'deployment/nope: no such workload in scope; name it as KIND/NAME',
+    );
+  });
+
+  it('outrigger resume asks the controller to resume the wave', async () => {
+    const { code, stdout } = await outrigger('resume');
+    expect(code).toBe(0);
+    expect(stdout).toContain(`${RESUME}=`);
+    const cm = await cluster.core.readNamespacedConfigMap({
+      namespace: install.system,
+      name: CONFIG_MAP_NAME,
+    });
+    expect(cm.metadata?.annotations?.[RESUME]).toMatch(/^\d{4}-\d\d-\d\dT/);
+  });
+});
