@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:/usr/local/go/bin:$(PATH)
 
 .PHONY: setup deps build lint typecheck test test-unit e2e bench bench-inject bench-webhook bench-controller \
-        cluster-build cluster-up cluster-down clean manifests
+        cluster-build cluster-up cluster-down clean manifests demo demo-down
 
 ## setup: install Node.js 24 and the dependencies, build the local control plane, build the code
 setup: deps cluster-build build
@@ -38,6 +38,15 @@ bench-inject: build
 
 cluster-build:
 	bash e2e/cluster/build.sh
+
+## demo: the local control plane, Outrigger installed from the chart, a namespace opted in and a wave (README)
+demo: cluster-build build
+	node e2e/dist/demo/demo.js
+
+## demo-down: stop the demo's processes and the local control plane
+demo-down:
+	-for f in $${OUTRIGGER_CACHE:-$$HOME/.cache/outrigger}/demo/*.pid; do [ -f "$$f" ] && kill "$$(cat "$$f")" 2>/dev/null; rm -f "$$f"; done
+	bash e2e/cluster/down.sh
 
 ## manifests: render manifests/install.yaml from the Helm chart (e2e/test/install.test.ts keeps them in sync)
 manifests: cluster-build
