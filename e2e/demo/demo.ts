@@ -143,6 +143,7 @@ async function install(cluster: Cluster): Promise<void> {
     '--listen', `127.0.0.1:${port}`, '--metrics-listen', `127.0.0.1:${webhookMetrics}`,
     '--tls-cert-file', cert.certFile, '--tls-key-file', cert.keyFile,
     '--config-map', `${SYSTEM_NAMESPACE}/${CONFIG_MAP_NAME}`, '--kubeconfig', webhookKc,
+    '--shutdown-delay-seconds', '0',
   ], webhookKc);
   // prettier-ignore
   const controllerPid = startDetached('outrigger-controller', [
@@ -263,7 +264,7 @@ async function demo(): Promise<void> {
     `Creating namespace ${NAMESPACE} with a Deployment, a StatefulSet and a DaemonSet, before opting it in: their pods run without the sidecar.`,
   );
   await apply(cluster, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
-  await apply(cluster, threeKindsYaml(2), { namespace: NAMESPACE });
+  await apply(cluster, threeKindsYaml(2, 2), { namespace: NAMESPACE });
   await waitFor('the pods to be created', async () => {
     const { items } = await cluster.core.listNamespacedPod({ namespace: NAMESPACE });
     return items.length >= 5 ? done(undefined) : pending(items.length);
@@ -281,6 +282,7 @@ async function demo(): Promise<void> {
     setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
   );
   const current = await currentRevision(cluster);
+  await followWave(current);
   await podsAt(cluster, current);
   say('Every pod now runs the proxy sidecar:');
   process.stdout.write(await outriggerStatus());

@@ -32,8 +32,10 @@ ${extra.join('')}`;
  * One of each kind Outrigger rolls: Deployment `web`, StatefulSet `db` (2 replicas, with its
  * headless Service) and DaemonSet `agent` (every schedulable node).
  */
-export function threeKindsYaml(webReplicas: number): string {
-  return `${deploymentYaml('web', { replicas: webReplicas })}
+export function threeKindsYaml(webReplicas: number, minReadySeconds = 0): string {
+  // minReadySeconds makes every rollout take visibly long (make demo shows a wave).
+  const ready = minReadySeconds > 0 ? `\n  minReadySeconds: ${minReadySeconds}` : '';
+  return `${deploymentYaml('web', { replicas: webReplicas, spec: minReadySeconds > 0 ? { minReadySeconds } : {} })}
 ---
 apiVersion: v1
 kind: Service
@@ -45,7 +47,7 @@ kind: StatefulSet
 metadata: {name: db}
 spec:
   serviceName: db
-  replicas: 2
+  replicas: 2${ready}
   selector: {matchLabels: {app: db}}
   template:
     metadata: {labels: {app: db}}
@@ -54,7 +56,7 @@ spec:
 apiVersion: apps/v1
 kind: DaemonSet
 metadata: {name: agent}
-spec:
+spec:${ready}
   selector: {matchLabels: {app: agent}}
   template:
     metadata: {labels: {app: agent}}
