@@ -1,21 +1,17 @@
 // `outrigger status`, `outrigger restart` and `outrigger resume`: the operating commands, against
 // any cluster by the usual kubeconfig rules (--kubeconfig, --context, KUBECONFIG, ~/.kube/config).
 
-import { parseArgs } from 'node:util';
 import {
   AppsV1Api,
   CoreV1Api,
-  KubeConfig,
   PatchStrategy,
   setHeaderOptions,
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import {
   CONFIG_MAP_KEY,
-  CONFIG_MAP_NAME,
   RESUME,
   STAMPED_KINDS,
-  SYSTEM_NAMESPACE,
   configRevision,
   formatIssue,
   formatTime,
@@ -27,12 +23,13 @@ import {
   type StampedKind,
 } from '@outrigger/shared';
 import { fleetStatus, formatFleet, type FleetRow, type FleetStatus } from './fleet';
+import { clusterFlags, FLEET_FLAGS, loadKubeConfig, parseClusterArgs } from './cluster-flags';
 import { ClusterError, UsageError, type Io } from './io';
 
 export const FLEET_USAGE = `Usage: outrigger status [-n NAMESPACE] [-o wide|json]   one line per workload in opted-in namespaces
        outrigger restart -n NAMESPACE [KIND/NAME...]     restart due owners now (for rollout.mode manual)
        outrigger resume                                  resume a wave a stalled rollout stopped
-Cluster flags: --kubeconfig FILE, --context NAME, --config-map NAMESPACE/NAME (default ${SYSTEM_NAMESPACE}/${CONFIG_MAP_NAME})`;
+${FLEET_FLAGS}`;
 
 const FIELD_MANAGER = 'outrigger-cli';
 const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -43,45 +40,13 @@ interface Cluster {
   configMap: { namespace: string; name: string };
 }
 
-interface Options {
-  namespace?: string;
-  output?: string;
-  kubeconfig?: string;
-  context?: string;
-  'config-map'?: string;
-}
-
-function parse(args: string[]) {
-  return parseArgs({
-    args,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      namespace: { type: 'string', short: 'n' },
-      output: { type: 'string', short: 'o' },
-      kubeconfig: { type: 'string' },
-      context: { type: 'string' },
-      'config-map': { type: 'string' },
-    },
-  });
-}
-
-function connect(o: Options): Cluster {
-  const kc = new KubeConfig();
-  if (o.kubeconfig) kc.loadFromFile(o.kubeconfig);
-  else kc.loadFromDefault();
-  if (o.context) kc.setCurrentContext(o.context);
-  const [namespace = '', name = '', ...rest] = (
-    o['config-map'] ?? `${SYSTEM_NAMESPACE}/${CONFIG_MAP_NAME}`
-  ).split('/');
-  if (!namespace || !name || rest.length > 0)
-    throw new UsageError(
-      `--config-map must be NAMESPACE/NAME, such as ${SYSTEM_NAMESPACE}/${CONFIG_MAP_NAME}`,
-    );
+function connect(values: Parameters<typeof clusterFlags>[0]): Cluster {
+  const flags = clusterFlags(values);
+  const kc = loadKubeConfig(flags);
   return {
     core: kc.makeApiClient(CoreV1Api),
     apps: kc.makeApiClient(AppsV1Api),
-    configMap: { namespace, name },
+    configMap: flags.configMap,
   };
 }
 
@@ -180,7 +145,7 @@ async function status(c: Cluster, namespace: string | undefined): Promise<FleetS
 }
 
 export async function statusCommand(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(args);
+  const { values, positionals } = parseClusterArgs(args);
   if (positionals.length > 0) throw new UsageError(`status takes no arguments\n\n${FLEET_USAGE}`);
   const output = values.output ?? 'table';
   if (!['table', 'wide', 'json'].includes(output))
@@ -210,7 +175,7 @@ function chosen(rows: FleetRow[], names: string[]): FleetRow[] {
 }
 
 export async function restartCommand(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(args);
+  const { values, positionals } = parseClusterArgs(args);
   if (!values.namespace) throw new UsageError(`restart needs -n NAMESPACE\n\n${FLEET_USAGE}`);
   const c = connect(values);
   const fleet = await status(c, values.namespace);
@@ -270,7 +235,7 @@ async function patchKind(
 }
 
 export async function resumeCommand(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(args);
+  const { values, positionals } = parseClusterArgs(args);
   if (positionals.length > 0) throw new UsageError(`resume takes no arguments\n\n${FLEET_USAGE}`);
   const c = connect(values);
   const at = formatTime(Date.now());

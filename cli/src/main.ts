@@ -3,6 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { ConfigError } from '@outrigger/shared';
 import { configCommand, CONFIG_USAGE } from './config-command';
+import { CHECK_USAGE, checkCommand } from './check-command';
 import { FLEET_USAGE, restartCommand, resumeCommand, statusCommand } from './fleet-command';
 import { injectCommand, INJECT_USAGE } from './inject-command';
 import { ClusterError, UsageError, type Io } from './io';
@@ -13,31 +14,31 @@ ${INJECT_USAGE}
 
 ${CONFIG_USAGE}
 
-${FLEET_USAGE}`;
+${FLEET_USAGE}
+
+${CHECK_USAGE}`;
+
+const COMMANDS: Record<string, (args: string[], io: Io) => Promise<number>> = {
+  inject: injectCommand,
+  config: configCommand,
+  check: checkCommand,
+  status: statusCommand,
+  restart: restartCommand,
+  resume: resumeCommand,
+};
+
+const HELP = new Set(['help', '--help', '-h']);
 
 export async function run(argv: string[], io: Io): Promise<number> {
   const [command, ...args] = argv;
   try {
-    switch (command) {
-      case 'inject':
-        return await injectCommand(args, io);
-      case 'config':
-        return await configCommand(args, io);
-      case 'status':
-        return await statusCommand(args, io);
-      case 'restart':
-        return await restartCommand(args, io);
-      case 'resume':
-        return await resumeCommand(args, io);
-      case undefined:
-      case 'help':
-      case '--help':
-      case '-h':
-        io.stdout(`${USAGE}\n`);
-        return command === undefined ? 2 : 0;
-      default:
-        throw new UsageError(`unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
+    if (command === undefined || HELP.has(command)) {
+      io.stdout(`${USAGE}\n`);
+      return command === undefined ? 2 : 0;
     }
+    const handler = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+    if (!handler) throw new UsageError(`unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
+    return await handler(args, io);
   } catch (err) {
     return reportError(err, io);
   }

@@ -226,7 +226,7 @@ export class TestInstall {
 
   private async startWebhook(): Promise<void> {
     const host = webhookHost();
-    this.cert = await makeServingCert({ hosts: [host] });
+    this.cert = await makeServingCert({ hosts: [host], days: 30 });
     const [port, metricsPort] = await Promise.all([freePort(host), freePort()]);
     this.webhookMetricsPort = metricsPort;
     const kubeconfig = (
@@ -250,7 +250,7 @@ export class TestInstall {
     ];
     await this.resumeWebhook();
     const configuration = webhookConfiguration({
-      name: `outrigger-e2e-${this.run}`,
+      name: this.webhookConfigurationName,
       url: `https://${host}:${port}`,
       caBundle: this.cert.caBundle,
       system: this.system,
@@ -259,6 +259,11 @@ export class TestInstall {
     this.clusterObjects.push(configuration);
     await apply(this.cluster, configuration);
     await this.waitForWebhookCalls();
+  }
+
+  /** The name of this run's MutatingWebhookConfiguration. */
+  get webhookConfigurationName(): string {
+    return `outrigger-e2e-${this.run}`;
   }
 
   /** Stops the webhook process (the configuration stays: pods then pass by it). */

@@ -1,7 +1,9 @@
-// The operating commands against a real cluster (issue 6, first slice): `outrigger status`
-// reports each workload's state as the controller decides it, `outrigger restart` restarts due
-// owners in manual mode, and `outrigger resume` asks the controller to resume a stopped wave.
-// The CLI runs as the admin, the components as their own ServiceAccounts.
+// The operating commands against a real cluster (issue 6): `outrigger check` passes on a healthy
+// install and fails, with its hint, on a stopped webhook, a wrong caBundle and an invalid
+// configuration; `outrigger status` reports each workload's state as the controller decides
+// it, `outrigger restart` restarts due owners in manual mode, and `outrigger resume` asks the
+// controller to resume a stopped wave. The CLI runs as the admin, the components as their own
+// ServiceAccounts.
 
 import { execFile } from 'node:child_process';
 import * as path from 'node:path';
@@ -20,6 +22,7 @@ import {
   deploymentYaml,
   done,
   kubeconfigPath,
+  makeServingCert,
   pending,
   repoRoot,
   stopAllProcesses,
@@ -39,12 +42,15 @@ const revisionOf = (yaml: string) => makeSnapshot(mustParseConfig(yaml)).revisio
 const cluster: Cluster = connect();
 const install = new TestInstall(cluster, { configYaml: configYaml(0) });
 let ns = '';
+/** Not opted in: the check's dry-run pod opts in by its own label here. */
+let probeNs = '';
 
 beforeAll(async () => {
   await Promise.all(['webhook', 'controller', 'cli'].map((w) => buildWorkspace(w)));
   await install.setup();
   await install.startController();
   ns = await install.newNamespace('operate', { optedIn: true });
+  probeNs = await install.newNamespace('check-probe');
   await waitFor('the controller to label the namespace', async () => {
     const n = await cluster.core.readNamespace({ name: ns });
     return n.metadata?.labels?.['outrigger.dev/injection']
@@ -96,6 +102,113 @@ async function rows(): Promise<Row[]> {
 }
 
 const stateOf = async (name: string) => (await rows()).find((r) => r.name === name);
+
+interface CheckLine {
+  ok: boolean;
+  name: string;
+  detail: string;
+  hint?: string;
+}
+
+/** Runs `outrigger check` and reads its lines: "√ name: detail" or "× name: detail", then a hint. */
+async function check(): Promise<{ code: number; lines: CheckLine[]; stdout: string }> {
+  const r = await outrigger(
+    'check',
+    '--probe-namespace',
+    probeNs,
+    '--webhook-configuration',
+    install.webhookConfigurationName,
+  );
+  const lines: CheckLine[] = [];
+  for (const line of r.stdout.split('\n')) {
+    const m = /^([√×]) ([^:]+): (.*)$/.exec(line);
+    if (m) lines.push({ ok: m[1] === '√', name: m[2] ?? '', detail: m[3] ?? '' });
+    const hint = /^ {4}hint: (.*)$/.exec(line);
+    const last = lines.at(-1);
+    if (hint && last) last.hint = hint[1];
+  }
+  return { code: r.code, lines, stdout: r.stdout };
+}
+
+const failing = (lines: CheckLine[]) => lines.filter((l) => !l.ok).map((l) => l.name);
+
+describe('outrigger check', () => {
+  it('passes every check on a healthy install', async () => {
+    const { code, lines, stdout } = await check();
+    expect({ code, failing: failing(lines), stdout }).toEqual({ code: 0, failing: [], stdout });
+    expect(lines.map((l) => l.name)).toEqual([
+      'API server reachable, version supported',
+      'configuration valid',
+      'webhook configuration present',
+      'components ready',
+      'controller leader present',
+      'RBAC sufficient',
+      'serving certificate trusted and current',
+      'webhook answering',
+    ]);
+  });
+
+  it('fails with a hint when the webhook is stopped', async () => {
+    await install.stopWebhook();
+    try {
+      const { code, lines } = await check();
+      expect(code).toBe(1);
+      expect(failing(lines)).toEqual([
+        'serving certificate trusted and current',
+        'webhook answering',
+      ]);
+      expect(lines.find((l) => l.name.startsWith('serving'))?.hint).toContain(
+        'the webhook is not running',
+      );
+    } finally {
+      await install.resumeWebhook();
+    }
+  });
+
+  it('fails with a hint when the caBundle does not verify the serving certificate', async () => {
+    const name = install.webhookConfigurationName;
+    const admission = cluster.admission;
+    const original = await admission.readMutatingWebhookConfiguration({ name });
+    const other = await makeServingCert({ hosts: ['127.0.0.1'] });
+    const wrong = (original.webhooks ?? []).map((w) => ({
+      ...w,
+      clientConfig: { ...w.clientConfig, caBundle: other.caBundle },
+    }));
+    await admission.replaceMutatingWebhookConfiguration({
+      name,
+      body: { ...original, webhooks: wrong },
+    });
+    try {
+      const { code, lines } = await check();
+      expect(code).toBe(1);
+      const cert = lines.find((l) => l.name.startsWith('serving'));
+      expect(cert).toMatchObject({ ok: false, detail: expect.stringContaining('does not verify') });
+      expect(cert?.hint).toContain('set caBundle to the CA that signed the serving certificate');
+    } finally {
+      const current = await admission.readMutatingWebhookConfiguration({ name });
+      await admission.replaceMutatingWebhookConfiguration({
+        name,
+        body: { ...current, webhooks: original.webhooks },
+      });
+    }
+  });
+
+  it('fails with a hint, naming the field, when the configuration is invalid', async () => {
+    await install.setConfig('rollout:\n  maxConcurrent: 0\n');
+    try {
+      const { code, lines } = await check();
+      expect(code).toBe(1);
+      const config = lines.find((l) => l.name === 'configuration valid');
+      expect(config).toMatchObject({
+        ok: false,
+        detail: expect.stringContaining('.rollout.maxConcurrent'),
+      });
+      expect(config?.hint).toContain('outrigger config validate');
+    } finally {
+      await install.setConfig(configYaml(0));
+    }
+  });
+});
 
 describe('outrigger status, restart and resume', () => {
   it('reports every workload current and injected after the webhook stamped them', async () => {

@@ -1,0 +1,433 @@
+// `outrigger check`: is the install healthy? One line per check, a hint for each failure, exit 1
+// when any fails. Like `linkerd check`, it walks the path a pod takes: the API server, the
+// configuration, the components and their rights, the webhook configuration and certificate,
+// and finally a dry-run pod that the API server must send through the webhook.
+
+import { X509Certificate } from 'node:crypto';
+import { connect as tlsConnect } from 'node:tls';
+import {
+  AdmissionregistrationV1Api,
+  AppsV1Api,
+  AuthorizationV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  VersionApi,
+  type KubeConfig,
+  type V1MutatingWebhook,
+} from '@kubernetes/client-node';
+import {
+  CONFIG_MAP_KEY,
+  CONTROLLER_SERVICE_ACCOUNT,
+  ENABLED,
+  INJECT,
+  LEASE_NAME,
+  REVISION,
+  TLS_SECRET_NAME,
+  WEBHOOK_CONFIGURATION_NAME,
+  WEBHOOK_SERVICE,
+  WEBHOOK_SERVICE_ACCOUNT,
+  formatIssue,
+  parseConfig,
+} from '@outrigger/shared';
+import { clusterFlags, FLEET_FLAGS, loadKubeConfig, parseClusterArgs } from './cluster-flags';
+import { UsageError, type Io } from './io';
+
+export const CHECK_USAGE = `Usage: outrigger check [--probe-namespace NAME] [--webhook-configuration NAME]
+       is the install healthy? One line per check, a hint for each failure; exit 1 when one fails.
+       The last check creates a dry-run pod in --probe-namespace (default: default).`;
+
+/** The oldest Kubernetes release Outrigger is tested against the ideas of (native sidecars: 1.29). */
+const MIN_MINOR = 29;
+const CERT_WARN_DAYS = 7;
+
+export interface CheckResult {
+  name: string;
+  ok: boolean;
+  detail: string;
+  hint?: string;
+}
+
+interface Ctx {
+  kc: KubeConfig;
+  namespace: string;
+  configMap: string;
+  probeNamespace: string;
+  webhookConfiguration: string;
+  webhook?: V1MutatingWebhook[];
+}
+
+type Check = (ctx: Ctx) => Promise<Omit<CheckResult, 'name'>>;
+
+const pass = (detail: string) => ({ ok: true, detail });
+const fail = (detail: string, hint: string) => ({ ok: false, detail, hint });
+
+const message = (err: unknown): string => {
+  const body = (err as { body?: unknown }).body;
+  if (typeof body === 'string') {
+    try {
+      const m = (JSON.parse(body) as { message?: unknown }).message;
+      if (typeof m === 'string') return m;
+    } catch {
+      // not a Status
+    }
+  }
+  return err instanceof Error ? err.message : String(err);
+};
+
+const apiReachable: Check = async ({ kc }) => {
+  const v = await kc.makeApiClient(VersionApi).getCode();
+  const minor = Number.parseInt(v.minor, 10);
+  if (!(minor >= MIN_MINOR))
+    return fail(
+      `Kubernetes ${v.gitVersion}`,
+      `Outrigger needs Kubernetes 1.${MIN_MINOR} or later (native sidecars)`,
+    );
+  return pass(`Kubernetes ${v.gitVersion} at ${kc.getCurrentCluster()?.server ?? '?'}`);
+};
+
+const configValid: Check = async ({ kc, namespace, configMap }) => {
+  const cm = await kc
+    .makeApiClient(CoreV1Api)
+    .readNamespacedConfigMap({ namespace, name: configMap });
+  const result = parseConfig(cm.data?.[CONFIG_MAP_KEY] ?? '');
+  if (!result.ok)
+    return fail(
+      `ConfigMap ${namespace}/${configMap}: ${result.errors.map(formatIssue).join('; ')}`,
+      `fix ${CONFIG_MAP_KEY} (npx outrigger config validate FILE lists every error); the components keep the last good configuration meanwhile`,
+    );
+  return pass(`ConfigMap ${namespace}/${configMap} is valid`);
+};
+
+/** The webhook's Deployment, unless the webhook configuration calls it by URL (outside). */
+const componentsReady: Check = async (ctx) => {
+  const byUrl = ctx.webhook?.some((w) => w.clientConfig.url);
+  const apps = ctx.kc.makeApiClient(AppsV1Api);
+  const names = byUrl
+    ? [CONTROLLER_SERVICE_ACCOUNT]
+    : [WEBHOOK_SERVICE_ACCOUNT, CONTROLLER_SERVICE_ACCOUNT];
+  const details: string[] = [];
+  for (const name of names) {
+    try {
+      const d = await apps.readNamespacedDeployment({ namespace: ctx.namespace, name });
+      const ready = d.status?.readyReplicas ?? 0;
+      if (ready < 1)
+        return fail(
+          `Deployment ${ctx.namespace}/${name}: no ready replica`,
+          `kubectl -n ${ctx.namespace} describe deployment ${name}; kubectl -n ${ctx.namespace} logs deployment/${name}`,
+        );
+      details.push(`${name} ${ready}/${d.spec?.replicas ?? 1}`);
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== 404) throw err;
+      details.push(`${name} runs outside the cluster`);
+    }
+  }
+  return pass(details.join(', '));
+};
+
+const leaderPresent: Check = async ({ kc, namespace }) => {
+  try {
+    const lease = await kc
+      .makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ namespace, name: LEASE_NAME });
+    const spec = lease.spec ?? {};
+    const renewed = new Date(spec.renewTime ?? 0).getTime();
+    const expires = renewed + (spec.leaseDurationSeconds ?? 0) * 1000;
+    if (!spec.holderIdentity || expires < Date.now())
+      return fail(
+        `Lease ${namespace}/${LEASE_NAME} has no live holder`,
+        'no controller replica leads: check that one runs (its logs say why it does not lead)',
+      );
+    return pass(
+      `${spec.holderIdentity} leads (renewed ${Math.round((Date.now() - renewed) / 1000)} s ago)`,
+    );
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== 404) throw err;
+    return fail(
+      `no Lease ${namespace}/${LEASE_NAME}`,
+      'the controller has never run: start it (a Deployment in the install)',
+    );
+  }
+};
+
+const RIGHTS: {
+  account: string;
+  verb: string;
+  group: string;
+  resource: string;
+  name?: string;
+  scope: 'cluster' | 'own';
+}[] = [
+  {
+    account: CONTROLLER_SERVICE_ACCOUNT,
+    verb: 'patch',
+    group: '',
+    resource: 'namespaces',
+    scope: 'cluster',
+  },
+  {
+    account: CONTROLLER_SERVICE_ACCOUNT,
+    verb: 'watch',
+    group: 'apps',
+    resource: 'deployments',
+    scope: 'cluster',
+  },
+  {
+    account: CONTROLLER_SERVICE_ACCOUNT,
+    verb: 'patch',
+    group: 'apps',
+    resource: 'statefulsets',
+    scope: 'cluster',
+  },
+  {
+    account: CONTROLLER_SERVICE_ACCOUNT,
+    verb: 'patch',
+    group: 'apps',
+    resource: 'daemonsets',
+    scope: 'cluster',
+  },
+  {
+    account: CONTROLLER_SERVICE_ACCOUNT,
+    verb: 'watch',
+    group: '',
+    resource: 'pods',
+    scope: 'cluster',
+  },
+  {
+    account: CONTROLLER_SERVICE_ACCOUNT,
+    verb: 'create',
+    group: '',
+    resource: 'events',
+    scope: 'cluster',
+  },
+  {
+    account: CONTROLLER_SERVICE_ACCOUNT,
+    verb: 'patch',
+    group: '',
+    resource: 'configmaps',
+    name: 'config',
+    scope: 'own',
+  },
+  {
+    account: CONTROLLER_SERVICE_ACCOUNT,
+    verb: 'update',
+    group: 'coordination.k8s.io',
+    resource: 'leases',
+    name: LEASE_NAME,
+    scope: 'own',
+  },
+  {
+    account: WEBHOOK_SERVICE_ACCOUNT,
+    verb: 'watch',
+    group: '',
+    resource: 'namespaces',
+    scope: 'cluster',
+  },
+  {
+    account: WEBHOOK_SERVICE_ACCOUNT,
+    verb: 'watch',
+    group: '',
+    resource: 'configmaps',
+    name: 'config',
+    scope: 'own',
+  },
+];
+
+const rbacSufficient: Check = async ({ kc, namespace, configMap }) => {
+  const api = kc.makeApiClient(AuthorizationV1Api);
+  const missing: string[] = [];
+  for (const r of RIGHTS) {
+    const name = r.name === 'config' ? configMap : r.name;
+    const review = await api.createSubjectAccessReview({
+      body: {
+        spec: {
+          user: `system:serviceaccount:${namespace}:${r.account}`,
+          groups: [
+            'system:serviceaccounts',
+            `system:serviceaccounts:${namespace}`,
+            'system:authenticated',
+          ],
+          resourceAttributes: {
+            verb: r.verb,
+            group: r.group,
+            resource: r.resource,
+            ...(name ? { name } : {}),
+            ...(r.scope === 'own' ? { namespace } : {}),
+          },
+        },
+      },
+    });
+    if (!review.status?.allowed)
+      missing.push(`${r.account} cannot ${r.verb} ${r.resource}${name ? ` ${name}` : ''}`);
+  }
+  if (missing.length > 0)
+    return fail(
+      missing.join('; '),
+      'apply the ClusterRoles and Roles of the install again (helm upgrade, or kubectl apply -f manifests/install.yaml)',
+    );
+  return pass(`both ServiceAccounts have the ${RIGHTS.length} rights checked`);
+};
+
+const webhookConfigured: Check = async (ctx) => {
+  try {
+    const c = await ctx.kc
+      .makeApiClient(AdmissionregistrationV1Api)
+      .readMutatingWebhookConfiguration({ name: ctx.webhookConfiguration });
+    ctx.webhook = c.webhooks ?? [];
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== 404) throw err;
+    return fail(
+      `no MutatingWebhookConfiguration ${ctx.webhookConfiguration}`,
+      'install Outrigger (docs/install.md): without it no pod is injected',
+    );
+  }
+  const empty = ctx.webhook.filter((w) => !w.clientConfig.caBundle).map((w) => w.name);
+  if (empty.length > 0)
+    return fail(
+      `no caBundle in ${empty.join(', ')}`,
+      'the API server cannot trust the webhook: set certificates.caBundle, or use certificates.mode=cert-manager',
+    );
+  return pass(`${ctx.webhook.length} entries, each with a caBundle`);
+};
+
+/** The certificate the webhook serves: from the wire when called by URL, else from its Secret. */
+async function servedCertificate(ctx: Ctx): Promise<{ cert: X509Certificate; host: string }> {
+  const entry = ctx.webhook?.[0];
+  const url = entry?.clientConfig.url;
+  if (url) {
+    const { hostname, port } = new URL(url);
+    const raw = await new Promise<Buffer>((resolve, reject) => {
+      const socket = tlsConnect(
+        {
+          host: hostname,
+          port: Number(port || 443),
+          rejectUnauthorized: false,
+          servername: hostname,
+        },
+        () => {
+          const peer = socket.getPeerCertificate();
+          socket.end();
+          resolve(peer.raw);
+        },
+      );
+      socket.setTimeout(3000, () =>
+        socket.destroy(new Error(`no answer from ${hostname}:${port} in 3 s`)),
+      );
+      socket.on('error', reject);
+    });
+    return { cert: new X509Certificate(raw), host: hostname };
+  }
+  const secret = await ctx.kc
+    .makeApiClient(CoreV1Api)
+    .readNamespacedSecret({ namespace: ctx.namespace, name: TLS_SECRET_NAME });
+  const pem = Buffer.from(secret.data?.['tls.crt'] ?? '', 'base64').toString('utf8');
+  return { cert: new X509Certificate(pem), host: `${WEBHOOK_SERVICE}.${ctx.namespace}.svc` };
+}
+
+const certificateTrusted: Check = async (ctx) => {
+  const caBundle = ctx.webhook?.[0]?.clientConfig.caBundle;
+  if (!caBundle)
+    return fail('no caBundle to verify against', 'see the webhook configuration check');
+  let served: { cert: X509Certificate; host: string };
+  try {
+    served = await servedCertificate(ctx);
+  } catch (err) {
+    return fail(
+      `cannot read the serving certificate: ${message(err)}`,
+      'the webhook is not running or not reachable: start it, then look at its logs',
+    );
+  }
+  const cas = Buffer.from(caBundle, 'base64')
+    .toString('utf8')
+    .split(/(?=-----BEGIN CERTIFICATE-----)/)
+    .filter((p) => p.includes('BEGIN'));
+  const trusted = cas.some((pem) => served.cert.verify(new X509Certificate(pem).publicKey));
+  if (!trusted)
+    return fail(
+      `the caBundle does not verify the certificate the webhook serves (issuer ${served.cert.issuer})`,
+      'set caBundle to the CA that signed the serving certificate (certificates.caBundle), or let cert-manager inject it',
+    );
+  if (
+    served.cert.checkHost(served.host) === undefined &&
+    served.cert.checkIP(served.host) === undefined
+  )
+    return fail(`the certificate is not for ${served.host}`, `issue it for ${served.host}`);
+  const days = (new Date(served.cert.validTo).getTime() - Date.now()) / 86_400_000;
+  if (days < 0) return fail(`expired ${served.cert.validTo}`, 'renew the serving certificate now');
+  if (days < CERT_WARN_DAYS)
+    return fail(
+      `expires in ${days.toFixed(1)} days (${served.cert.validTo})`,
+      'renew the serving certificate; cert-manager renews it by itself',
+    );
+  return pass(`verified by the caBundle, for ${served.host}, ${Math.floor(days)} days left`);
+};
+
+/** The whole path: the API server must send a pod through the webhook and get it injected. */
+const webhookAnswering: Check = async ({ kc, probeNamespace }) => {
+  const pod = await kc.makeApiClient(CoreV1Api).createNamespacedPod({
+    namespace: probeNamespace,
+    dryRun: 'All',
+    body: {
+      metadata: { generateName: 'outrigger-check-', labels: { [INJECT]: ENABLED } },
+      spec: { containers: [{ name: 'check', image: 'registry.k8s.io/pause:3.10' }] },
+    },
+  });
+  const revision = pod.metadata?.labels?.[REVISION];
+  if (!revision)
+    return fail(
+      `a dry-run pod in ${probeNamespace} came back without the sidecar`,
+      'the API server could not call the webhook (failurePolicy Ignore let the pod through): see the checks above, and the API server log for "failed calling webhook"',
+    );
+  return pass(`a dry-run pod in ${probeNamespace} was injected at revision ${revision}`);
+};
+
+const CHECKS: [string, Check][] = [
+  ['API server reachable, version supported', apiReachable],
+  ['configuration valid', configValid],
+  ['webhook configuration present', webhookConfigured],
+  ['components ready', componentsReady],
+  ['controller leader present', leaderPresent],
+  ['RBAC sufficient', rbacSufficient],
+  ['serving certificate trusted and current', certificateTrusted],
+  ['webhook answering', webhookAnswering],
+];
+
+export async function runChecks(ctx: Ctx): Promise<CheckResult[]> {
+  const results: CheckResult[] = [];
+  for (const [name, check] of CHECKS) {
+    try {
+      results.push({ name, ...(await check(ctx)) });
+    } catch (err) {
+      results.push({
+        name,
+        ...fail(
+          message(err),
+          'the API call failed: is the kubeconfig right, and may it read this?',
+        ),
+      });
+    }
+    // Nothing further can be learned without the API server.
+    if (name.startsWith('API') && !results[0]?.ok) break;
+  }
+  return results;
+}
+
+export async function checkCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parseClusterArgs(args);
+  if (positionals.length > 0)
+    throw new UsageError(`check takes no arguments\n\n${CHECK_USAGE}\n${FLEET_FLAGS}`);
+  const flags = clusterFlags(values);
+  const results = await runChecks({
+    kc: loadKubeConfig(flags),
+    namespace: flags.configMap.namespace,
+    configMap: flags.configMap.name,
+    probeNamespace: values['probe-namespace'] ?? 'default',
+    webhookConfiguration: values['webhook-configuration'] ?? WEBHOOK_CONFIGURATION_NAME,
+  });
+  for (const r of results) {
+    io.stdout(`${r.ok ? '√' : '×'} ${r.name}: ${r.detail}\n`);
+    if (r.hint) io.stdout(`    hint: ${r.hint}\n`);
+  }
+  const failed = results.filter((r) => !r.ok).length;
+  io.stdout(failed === 0 ? '\nStatus check results are √\n' : `\n${failed} check(s) failed\n`);
+  return failed === 0 ? 0 : 1;
+}
