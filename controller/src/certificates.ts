@@ -112,7 +112,11 @@ function sign(o: SignOptions): Issued {
   cert.setExtensions(o.extensions);
   const signingKey = forge.pki.privateKeyFromPem(o.signer?.keyPem ?? keys.privatePem);
   cert.sign(signingKey, forge.md.sha256.create());
-  return { certPem: forge.pki.certificateToPem(cert), keyPem: keys.privatePem };
+  // forge writes CRLF line ends; every other PEM here has LF.
+  return {
+    certPem: forge.pki.certificateToPem(cert).replace(/\r\n/g, '\n'),
+    keyPem: keys.privatePem,
+  };
 }
 
 export function issueCa(nowMs: number, validityMs: number): Issued {

@@ -16,6 +16,8 @@ import {
 import type { ObjectRef } from '@outrigger/kube';
 import { STAMPED_KINDS, type KubeObject, type StampedKind } from '@outrigger/shared';
 import { ObjectCache, objectKey } from './cache';
+import { CERTIFICATES_KEY, CertificateKeeper } from './certificate-keeper';
+import type { CertificateFlags } from './flags';
 import { ConfigHolder, type ConfigInForce, type ConfigProblem } from './config-map';
 import { EventRecorder } from './events';
 import type { Logger } from './log';
@@ -44,11 +46,17 @@ export interface ControllerOptions {
   clock?: () => number;
   /** The webhook's readiness URL: heals wait until it answers. */
   webhookReadyUrl?: string;
+  /** Self-managed certificates, when set. */
+  certificates?: CertificateFlags;
   writeLimit?: { ratePerSecond: number; burst: number };
 }
 
 const kindOfKey = (key: string): string =>
-  key === WAVE_KEY ? 'Wave' : (key.split('/')[0] ?? 'unknown');
+  key === CERTIFICATES_KEY
+    ? 'Certificates'
+    : key === WAVE_KEY
+      ? 'Wave'
+      : (key.split('/')[0] ?? 'unknown');
 
 /** A workload as our own write left it, until the cache shows that write or a later one. */
 interface Written {
@@ -71,6 +79,8 @@ export class Controller {
    * the queue stops only after the elector notices, which may be a renewal period late.
    */
   mayWrite: () => boolean = () => true;
+  /** Keeps the webhook's certificates, in self-managed mode. */
+  readonly certificates: CertificateKeeper | undefined;
   /** Called when the selector of injected pods worth watching changes with the configuration. */
   onPodSelector: (selector: string) => void = () => undefined;
 
@@ -101,7 +111,30 @@ export class Controller {
       instance: o.identity,
       clock: this.clock,
     });
+    if (o.certificates)
+      this.certificates = new CertificateKeeper({
+        kc: o.kc,
+        namespace: o.systemNamespace,
+        flags: o.certificates,
+        logger: o.logger,
+        acquireWrite: () => this.acquireWrite(this.queue),
+        onWrite: (resource, verb) => o.metrics.writes.inc({ resource, verb }),
+        clock: this.clock,
+      });
     o.metrics.leader.set(0);
+  }
+
+  /** The Secrets or the webhook configuration changed: the certificates are looked at again. */
+  certificatesChanged(): void {
+    this.queue?.add(CERTIFICATES_KEY);
+  }
+
+  get systemNamespace(): string {
+    return this.o.systemNamespace;
+  }
+
+  get certificateFlags(): CertificateFlags | undefined {
+    return this.o.certificates;
   }
 
   get leading(): boolean {
@@ -182,6 +215,7 @@ export class Controller {
     queue.start();
     for (const name of this.namespaces.keys()) queue.add(namespaceKey(name));
     queue.add(WAVE_KEY);
+    if (this.certificates) queue.add(CERTIFICATES_KEY);
     logger.info('leading: reconciling every namespace and the wave', {
       namespaces: this.namespaces.size,
     });
@@ -209,6 +243,7 @@ export class Controller {
 
   private async reconcile(key: string, queue: WorkQueue): Promise<Result> {
     if (key === WAVE_KEY) return this.reconcileWave(queue);
+    if (key === CERTIFICATES_KEY && this.certificates) return this.certificates.reconcile();
     const name = namespaceOfKey(key);
     if (name === undefined) throw new TerminalError(`no reconciler for key ${key}`);
     return reconcileNamespace(name, {

@@ -11,7 +11,23 @@ import {
   type ListenAddress,
   type ObjectRef,
 } from '@outrigger/kube';
-import { CONFIG_MAP_NAME, LEASE_NAME, SYSTEM_NAMESPACE } from '@outrigger/shared';
+import {
+  CONFIG_MAP_NAME,
+  LEASE_NAME,
+  SYSTEM_NAMESPACE,
+  WEBHOOK_CONFIGURATION_NAME,
+  WEBHOOK_SERVICE,
+} from '@outrigger/shared';
+
+export interface CertificateFlags {
+  /** The MutatingWebhookConfiguration whose entries get the caBundle. */
+  webhookConfiguration: string;
+  /** Names the serving certificate is for: the Service's, and any --webhook-cert-hosts. */
+  hosts: string[];
+  caValiditySeconds: number;
+  certValiditySeconds: number;
+  caGraceSeconds: number;
+}
 
 export interface ControllerFlags {
   kubeconfig?: string;
@@ -25,6 +41,8 @@ export interface ControllerFlags {
   /** The global limit on API writes: tokens a second, and the burst. */
   writeQps: number;
   writeBurst: number;
+  /** Self-managed: the controller keeps the webhook's CA, certificate and caBundle. */
+  certificates?: CertificateFlags;
   /** The webhook's readiness URL; heals of escaped pods wait until it answers 2xx. */
   webhookReadyUrl?: string;
 }
@@ -37,8 +55,20 @@ const DEFAULTS: Record<string, string> = {
   'log-level': 'info',
   'write-qps': '20',
   'write-burst': '50',
+  'webhook-certificates': 'none',
+  'webhook-configuration': WEBHOOK_CONFIGURATION_NAME,
+  'webhook-service': WEBHOOK_SERVICE,
+  'ca-validity-seconds': String(365 * 86_400),
+  'cert-validity-seconds': String(90 * 86_400),
+  'ca-grace-seconds': '120',
 };
-const NAMES = [...Object.keys(DEFAULTS), 'kubeconfig', 'config-map', 'webhook-ready-url'];
+const NAMES = [
+  ...Object.keys(DEFAULTS),
+  'kubeconfig',
+  'config-map',
+  'webhook-ready-url',
+  'webhook-cert-hosts',
+];
 
 function parseNumber(flag: string, value: string, o: { integer: boolean; max: number }): number {
   const n = Number(value);
@@ -92,7 +122,34 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = {}): Control
       );
     flags.webhookReadyUrl = url;
   }
+  const certificates = certificateFlags(get, namespace);
+  if (certificates) flags.certificates = certificates;
   return flags;
+}
+
+function certificateFlags(
+  get: (f: string) => string,
+  namespace: string,
+): CertificateFlags | undefined {
+  const mode = oneOf('webhook-certificates', get('webhook-certificates'), [
+    'none',
+    'self-managed',
+  ] as const);
+  if (mode === 'none') return undefined;
+  const service = get('webhook-service');
+  const extra = get('webhook-cert-hosts')
+    .split(',')
+    .map((h) => h.trim())
+    .filter((h) => h !== '');
+  const seconds = (flag: string) =>
+    parseNumber(flag, get(flag), { integer: true, max: 10 * 365 * 86_400 });
+  return {
+    webhookConfiguration: get('webhook-configuration'),
+    hosts: [`${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`, ...extra],
+    caValiditySeconds: seconds('ca-validity-seconds'),
+    certValiditySeconds: seconds('cert-validity-seconds'),
+    caGraceSeconds: seconds('ca-grace-seconds'),
+  };
 }
 
 export const USAGE = `Usage: outrigger-controller [flags]   (each flag is also an environment variable, e.g. --config-map is ${envName('config-map')})
@@ -106,6 +163,15 @@ export const USAGE = `Usage: outrigger-controller [flags]   (each flag is also a
   --write-qps N                 API writes a second at most, all kinds together (default 20)
   --write-burst N               writes allowed at once above that rate (default 50)
   --webhook-ready-url URL       the webhook's /readyz; heals of escaped pods wait until it answers (default: heal without asking)
+  --webhook-certificates none|self-managed
+                                self-managed: keep the webhook's CA and serving certificate in Secrets
+                                outrigger-webhook-ca and outrigger-webhook-tls, and the CA in every caBundle (default none)
+  --webhook-configuration NAME  the MutatingWebhookConfiguration to keep the caBundle of (default outrigger)
+  --webhook-service NAME        the webhook's Service in --namespace, the certificate's name (default outrigger-webhook)
+  --webhook-cert-hosts H,H      more DNS names or IPs for the serving certificate
+  --ca-validity-seconds N       the CA's lifetime (default 1 year); both renew with a third left
+  --cert-validity-seconds N     the serving certificate's lifetime (default 90 days)
+  --ca-grace-seconds N          a new CA is trusted this long before the certificate moves to it (default 120)
   --log-level error|warn|info|debug`;
 
 export { FlagError };

@@ -15,7 +15,7 @@ import { Controller } from './controller';
 import { FlagError, USAGE, parseFlags, type ControllerFlags } from './flags';
 import { createLogger, type Logger } from './log';
 import { ControllerMetrics } from './metrics';
-import { fixedWatches, podWatch, type WatchDeps } from './watches';
+import { certificateWatches, fixedWatches, podWatch, type WatchDeps } from './watches';
 
 export interface Running {
   metricsPort: number;
@@ -91,11 +91,15 @@ export async function startController(
     identity,
     webhookReadyUrl: flags.webhookReadyUrl,
     writeLimit: { ratePerSecond: flags.writeQps, burst: flags.writeBurst },
+    certificates: flags.certificates,
   });
   const watchDeps: WatchDeps = { kc, controller, logger, metrics };
   const injected = new InjectedPods(watchDeps);
   controller.onPodSelector = (selector) => injected.switchTo(selector);
-  const watches: ResilientWatch<KubernetesObject>[] = fixedWatches(watchDeps);
+  const watches: ResilientWatch<KubernetesObject>[] = [
+    ...fixedWatches(watchDeps),
+    ...certificateWatches(watchDeps),
+  ];
   let stopping = false;
   const ready = (): boolean => !stopping && watches.every((w) => w.hasSynced) && injected.hasSynced;
   const http: HttpServer = await startProbeServer(

@@ -4,6 +4,7 @@
 // selector names the current revision, so that watch is replaced when the revision changes.
 
 import {
+  AdmissionregistrationV1Api,
   AppsV1Api,
   CoreV1Api,
   type KubeConfig,
@@ -11,10 +12,17 @@ import {
   type KubernetesObject,
   type V1ConfigMap,
   type V1Namespace,
+  type V1MutatingWebhookConfiguration,
   type V1Pod,
+  type V1Secret,
 } from '@kubernetes/client-node';
 import { ResilientWatch } from '@outrigger/kube';
-import { ESCAPED_POD_SELECTOR, type StampedKind } from '@outrigger/shared';
+import {
+  CA_SECRET_NAME,
+  ESCAPED_POD_SELECTOR,
+  TLS_SECRET_NAME,
+  type StampedKind,
+} from '@outrigger/shared';
 import type { Controller } from './controller';
 import type { Logger } from './log';
 import type { ControllerMetrics } from './metrics';
@@ -104,6 +112,52 @@ export function podWatch(
     list: () => core.listPodForAllNamespaces({ labelSelector }),
     onChange: (items) => d.controller.onPods(which, items),
   });
+}
+
+/**
+ * Self-managed certificates: the two Secrets and the webhook configuration, each watched by name
+ * (RBAC grants them by name, and a watch by metadata.name is authorized by it).
+ */
+export function certificateWatches(d: WatchDeps): ResilientWatch<KubernetesObject>[] {
+  const keeper = d.controller.certificates;
+  const flags = d.controller.certificateFlags;
+  if (!keeper || !flags) return [];
+  const core = d.kc.makeApiClient(CoreV1Api);
+  const admission = d.kc.makeApiClient(AdmissionregistrationV1Api);
+  const namespace = d.controller.systemNamespace;
+  const byName = (name: string) => `metadata.name=${name}`;
+  const seen = new Map<string, readonly V1Secret[]>();
+  const secret = (name: string) =>
+    watch<V1Secret>(d, {
+      path: `/api/v1/namespaces/${namespace}/secrets`,
+      resource: `secrets (${name})`,
+      fieldSelector: byName(name),
+      list: () => core.listNamespacedSecret({ namespace, fieldSelector: byName(name) }),
+      onChange: (items) => {
+        // Two watches feed one cache: each replaces its own part.
+        seen.set(name, items);
+        keeper.secrets.replace([...seen.values()].flat());
+        d.controller.certificatesChanged();
+      },
+    });
+  const configuration = watch<V1MutatingWebhookConfiguration>(d, {
+    path: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
+    resource: 'mutatingwebhookconfigurations',
+    fieldSelector: byName(flags.webhookConfiguration),
+    list: () =>
+      admission.listMutatingWebhookConfiguration({
+        fieldSelector: byName(flags.webhookConfiguration),
+      }),
+    onChange: (items) => {
+      keeper.webhookConfigurations.replace(items);
+      d.controller.certificatesChanged();
+    },
+  });
+  return [
+    secret(CA_SECRET_NAME),
+    secret(TLS_SECRET_NAME),
+    configuration,
+  ] as ResilientWatch<KubernetesObject>[];
 }
 
 /** The watches whose selectors never change. */

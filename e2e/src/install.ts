@@ -24,6 +24,8 @@ import {
   INJECTION_LABEL,
   REVISION,
   SYSTEM_NAMESPACE,
+  TLS_SECRET_NAME,
+  WEBHOOK_CONFIGURATION_NAME,
   WEBHOOK_SERVICE_ACCOUNT,
 } from '@outrigger/shared';
 import { apply, parseManifests, remove, type Manifest } from './apply';
@@ -123,19 +125,35 @@ export function rbacManifests(
   const kinds = ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'];
   return installManifests()
     .filter((m) => kinds.includes(m.kind ?? '') && m.metadata?.name === name)
-    .map((m) => {
-      const o = JSON.parse(JSON.stringify(m)) as Manifest & {
-        roleRef?: { kind: string; name: string };
-        subjects?: { namespace?: string }[];
-      };
-      const meta = o.metadata ?? {};
-      if (meta.namespace === SYSTEM_NAMESPACE) meta.namespace = system;
-      if (o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding')
-        meta.name = `${meta.name}-${run}`;
-      if (o.roleRef?.kind === 'ClusterRole') o.roleRef.name = `${o.roleRef.name}-${run}`;
-      for (const s of o.subjects ?? []) if (s.namespace === SYSTEM_NAMESPACE) s.namespace = system;
-      return o;
-    });
+    .map((m) => forRun(m, system, run));
+}
+
+type RbacObject = Manifest & {
+  roleRef?: { kind: string; name: string };
+  subjects?: { namespace?: string }[];
+  rules?: { resources?: string[]; resourceNames?: string[] }[];
+};
+
+/** One shipped RBAC object made this run's. */
+function forRun(m: Manifest, system: string, run: string): RbacObject {
+  const o = JSON.parse(JSON.stringify(m)) as RbacObject;
+  const meta = o.metadata ?? {};
+  const local = (ns: string | undefined) => (ns === SYSTEM_NAMESPACE ? system : ns);
+  meta.namespace = local(meta.namespace);
+  if (o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding')
+    meta.name = `${meta.name}-${run}`;
+  if (o.roleRef?.kind === 'ClusterRole') o.roleRef.name = `${o.roleRef.name}-${run}`;
+  for (const s of o.subjects ?? []) s.namespace = local(s.namespace);
+  for (const rule of o.rules ?? []) ownConfiguration(rule, run);
+  return o;
+}
+
+/** The webhook configuration the controller may keep the caBundle of is this run's. */
+function ownConfiguration(rule: { resources?: string[]; resourceNames?: string[] }, run: string) {
+  if (!rule.resources?.includes('mutatingwebhookconfigurations')) return;
+  rule.resourceNames = rule.resourceNames?.map((n) =>
+    n === WEBHOOK_CONFIGURATION_NAME ? `outrigger-e2e-${run}` : n,
+  );
 }
 
 export interface InstallOptions {
@@ -143,6 +161,12 @@ export interface InstallOptions {
   configYaml: string;
   /** Prefix of the system namespace's name. */
   prefix?: string;
+  /**
+   * The controller keeps the webhook's certificate (in the Secret the webhook reads) and the
+   * caBundle. setup() then starts no webhook: start the controller with
+   * selfManagedCertificateArgs(), then resumeWebhook() and waitForWebhookCalls().
+   */
+  selfManagedCertificates?: boolean;
 }
 
 export interface ControllerProcess {
@@ -226,7 +250,8 @@ export class TestInstall {
 
   private async startWebhook(): Promise<void> {
     const host = webhookHost();
-    this.cert = await makeServingCert({ hosts: [host], days: 30 });
+    const selfManaged = this.options.selfManagedCertificates === true;
+    this.cert = selfManaged ? undefined : await makeServingCert({ hosts: [host], days: 30 });
     const [port, metricsPort] = await Promise.all([freePort(host), freePort()]);
     this.webhookMetricsPort = metricsPort;
     const kubeconfig = (
@@ -235,30 +260,49 @@ export class TestInstall {
         name: WEBHOOK_SERVICE_ACCOUNT,
       })
     ).path;
+    const tls = this.cert
+      ? ['--tls-cert-file', this.cert.certFile, '--tls-key-file', this.cert.keyFile]
+      : ['--tls-secret', `${this.system}/${TLS_SECRET_NAME}`];
     // prettier-ignore
     this.webhookArgs = [
       WEBHOOK_BIN,
       '--listen', `${host}:${port}`,
       '--metrics-listen', `127.0.0.1:${metricsPort}`,
-      '--tls-cert-file', this.cert.certFile,
-      '--tls-key-file', this.cert.keyFile,
+      ...tls,
       '--config-map', `${this.system}/${CONFIG_MAP_NAME}`,
       '--system-namespace', this.system,
       '--kubeconfig', kubeconfig,
       '--shutdown-delay-seconds', '0',
       '--log-level', 'debug',
     ];
-    await this.resumeWebhook();
     const configuration = webhookConfiguration({
       name: this.webhookConfigurationName,
       url: `https://${host}:${port}`,
-      caBundle: this.cert.caBundle,
+      caBundle: this.cert?.caBundle ?? '',
       system: this.system,
       run: this.run,
     });
     this.clusterObjects.push(configuration);
     await apply(this.cluster, configuration);
+    // Self-managed: the controller must make the certificate before the webhook can serve.
+    if (selfManaged) return;
+    await this.resumeWebhook();
     await this.waitForWebhookCalls();
+  }
+
+  /** The controller's flags for self-managed certificates, for this run's names. */
+  selfManagedCertificateArgs(
+    o: { certValiditySeconds?: number; caValiditySeconds?: number; caGraceSeconds?: number } = {},
+  ): string[] {
+    // prettier-ignore
+    return [
+      '--webhook-certificates', 'self-managed',
+      '--webhook-configuration', this.webhookConfigurationName,
+      '--webhook-cert-hosts', webhookHost(),
+      ...(o.certValiditySeconds ? ['--cert-validity-seconds', String(o.certValiditySeconds)] : []),
+      ...(o.caValiditySeconds ? ['--ca-validity-seconds', String(o.caValiditySeconds)] : []),
+      ...(o.caGraceSeconds ? ['--ca-grace-seconds', String(o.caGraceSeconds)] : []),
+    ];
   }
 
   /** The name of this run's MutatingWebhookConfiguration. */
@@ -283,7 +327,7 @@ export class TestInstall {
   }
 
   /** The API server picks a new configuration up within a second or so: a dry run shows when. */
-  private async waitForWebhookCalls(): Promise<void> {
+  async waitForWebhookCalls(): Promise<void> {
     this.probeNamespace = await this.newNamespace('webhook-probe', {
       labels: { [INJECTION_LABEL]: ENABLED },
       optedIn: true,

@@ -71,6 +71,8 @@ export const SYSTEM_NAMESPACE = 'outrigger-system';
 export const CONFIG_MAP_NAME = 'outrigger-config';
 export const CONFIG_MAP_KEY = 'config.yaml';
 export const TLS_SECRET_NAME = 'outrigger-webhook-tls';
+/** The webhook's CA (ca.crt, ca.key), self-managed mode only: read by the controller alone. */
+export const CA_SECRET_NAME = 'outrigger-webhook-ca';
 export const LEASE_NAME = 'outrigger-controller';
 export const WEBHOOK_CONFIGURATION_NAME = 'outrigger';
 export const CONTROLLER_SERVICE_ACCOUNT = 'outrigger-controller';

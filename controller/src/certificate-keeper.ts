@@ -1,0 +1,173 @@
+// Self-managed certificates, the shell around certificates.ts: caches of the two Secrets and the
+// webhook configuration (fed by watches), and a reconcile of one key that plans and writes.
+// Writes carry the resourceVersion they were decided on (a create fails if the object appeared
+// meanwhile), so a stale cache gets a conflict and a requeue, never a second CA.
+
+import {
+  AdmissionregistrationV1Api,
+  CoreV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+  type V1MutatingWebhookConfiguration,
+  type V1Secret,
+} from '@kubernetes/client-node';
+import { CA_SECRET_NAME, FIELD_MANAGER, TLS_SECRET_NAME, formatTime } from '@outrigger/shared';
+import { ObjectCache } from './cache';
+import { planCertificates, type CertificatePlan, type CertificatePolicy } from './certificates';
+import type { CertificateFlags } from './flags';
+import type { Logger } from './log';
+import type { Result } from './queue';
+
+export const CERTIFICATES_KEY = 'Certificates';
+/** Looked at again at least this often, whatever the plan says. */
+const MAX_RECHECK_MS = 60 * 60_000;
+const CONFLICT_REQUEUE_MS = 1000;
+
+export interface CertificateKeeperOptions {
+  kc: KubeConfig;
+  namespace: string;
+  flags: CertificateFlags;
+  logger: Logger;
+  acquireWrite: () => Promise<void>;
+  onWrite: (resource: string, verb: string) => void;
+  clock?: () => number;
+}
+
+const isConflict = (err: unknown): boolean => {
+  const code = (err as { code?: unknown }).code;
+  return code === 409 || code === 422;
+};
+
+export class CertificateKeeper {
+  readonly secrets = new ObjectCache<V1Secret>();
+  readonly webhookConfigurations = new ObjectCache<V1MutatingWebhookConfiguration>();
+  private readonly core: CoreV1Api;
+  private readonly admission: AdmissionregistrationV1Api;
+  private readonly policy: CertificatePolicy;
+  private readonly clock: () => number;
+  private warnedMissing = false;
+
+  constructor(private readonly o: CertificateKeeperOptions) {
+    this.core = o.kc.makeApiClient(CoreV1Api);
+    this.admission = o.kc.makeApiClient(AdmissionregistrationV1Api);
+    this.clock = o.clock ?? Date.now;
+    this.policy = {
+      caValidityMs: o.flags.caValiditySeconds * 1000,
+      servingValidityMs: o.flags.certValiditySeconds * 1000,
+      caGraceMs: o.flags.caGraceSeconds * 1000,
+      hosts: o.flags.hosts,
+    };
+  }
+
+  get hasSynced(): boolean {
+    return this.secrets.hasSynced && this.webhookConfigurations.hasSynced;
+  }
+
+  private secret(name: string): V1Secret | undefined {
+    return this.secrets.get(`${this.o.namespace}/${name}`);
+  }
+
+  async reconcile(): Promise<Result> {
+    const ca = this.secret(CA_SECRET_NAME);
+    const tls = this.secret(TLS_SECRET_NAME);
+    const config = this.webhookConfigurations.get(this.o.flags.webhookConfiguration);
+    const nowMs = this.clock();
+    const plan = planCertificates(
+      {
+        ca: ca?.data,
+        tls: tls?.data,
+        caBundles: Object.fromEntries(
+          (config?.webhooks ?? []).map((w) => [w.name, w.clientConfig.caBundle]),
+        ),
+        nowMs,
+      },
+      this.policy,
+    );
+    this.report(plan, config);
+    try {
+      if (plan.ca) await this.writeSecret(CA_SECRET_NAME, ca, plan.ca);
+      if (config && plan.staleEntries.length > 0) await this.writeBundle(config, plan);
+      if (plan.tls) await this.writeSecret(TLS_SECRET_NAME, tls, plan.tls);
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+      return { requeueAfterMs: CONFLICT_REQUEUE_MS };
+    }
+    return { requeueAfterMs: Math.max(1000, Math.min(MAX_RECHECK_MS, plan.recheckAtMs - nowMs)) };
+  }
+
+  private report(plan: CertificatePlan, config: V1MutatingWebhookConfiguration | undefined): void {
+    if (plan.why.length > 0)
+      this.o.logger.info('renewing the webhook certificates', {
+        why: plan.why,
+        next: formatTime(plan.recheckAtMs),
+      });
+    if (!config && !this.warnedMissing) {
+      this.warnedMissing = true;
+      this.o.logger.warn('no webhook configuration to give the caBundle to; waiting for it', {
+        webhookConfiguration: this.o.flags.webhookConfiguration,
+      });
+    }
+    if (config) this.warnedMissing = false;
+  }
+
+  private async writeSecret(
+    name: string,
+    current: V1Secret | undefined,
+    data: Record<string, string>,
+  ): Promise<void> {
+    const { namespace } = this.o;
+    await this.o.acquireWrite();
+    const body: V1Secret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name,
+        namespace,
+        labels: { 'app.kubernetes.io/managed-by': FIELD_MANAGER },
+        ...(current?.metadata?.resourceVersion
+          ? { resourceVersion: current.metadata.resourceVersion }
+          : {}),
+      },
+      type: name === TLS_SECRET_NAME ? 'kubernetes.io/tls' : 'Opaque',
+      data,
+    };
+    if (current) {
+      this.o.onWrite('secrets', 'update');
+      await this.core.replaceNamespacedSecret({
+        name,
+        namespace,
+        body,
+        fieldManager: FIELD_MANAGER,
+      });
+    } else {
+      this.o.onWrite('secrets', 'create');
+      await this.core.createNamespacedSecret({ namespace, body, fieldManager: FIELD_MANAGER });
+    }
+    this.o.logger.info('wrote the webhook certificate Secret', { secret: `${namespace}/${name}` });
+  }
+
+  /** A JSON patch of the stale entries' caBundle, guarded by the resourceVersion read. */
+  private async writeBundle(
+    config: V1MutatingWebhookConfiguration,
+    plan: CertificatePlan,
+  ): Promise<void> {
+    const ops: object[] = [
+      { op: 'test', path: '/metadata/resourceVersion', value: config.metadata?.resourceVersion },
+    ];
+    (config.webhooks ?? []).forEach((w, i) => {
+      if (plan.staleEntries.includes(w.name))
+        ops.push({ op: 'add', path: `/webhooks/${i}/clientConfig/caBundle`, value: plan.caBundle });
+    });
+    await this.o.acquireWrite();
+    this.o.onWrite('mutatingwebhookconfigurations', 'patch');
+    await this.admission.patchMutatingWebhookConfiguration(
+      { name: config.metadata?.name ?? '', body: ops, fieldManager: FIELD_MANAGER },
+      setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+    );
+    this.o.logger.info('wrote the caBundle into the webhook configuration', {
+      webhookConfiguration: config.metadata?.name,
+      entries: plan.staleEntries,
+    });
+  }
+}
