@@ -57,7 +57,9 @@ beforeAll(async () => {
       ? done(undefined)
       : pending(n.metadata?.labels);
   });
-  await apply(cluster, ['a', 'b'].map((n) => deploymentYaml(n)).join('---\n'), { namespace: ns });
+  // minReadySeconds: each rollout lasts a few seconds, long enough to see it rolling.
+  const yaml = ['a', 'b'].map((n) => deploymentYaml(n, { spec: { minReadySeconds: 3 } }));
+  await apply(cluster, yaml.join('---\n'), { namespace: ns });
   await waitForRollout(cluster, { kind: 'Deployment', namespace: ns, name: 'a' });
   await waitForRollout(cluster, { kind: 'Deployment', namespace: ns, name: 'b' });
 }, 120_000);
