@@ -29,6 +29,7 @@ import {
   formatIssue,
   parseConfig,
 } from '@outrigger/shared';
+import { apiErrorMessage } from '@outrigger/kube';
 import { clusterFlags, FLEET_FLAGS, loadKubeConfig, parseClusterArgs } from './cluster-flags';
 import { UsageError, type Io } from './io';
 
@@ -61,18 +62,7 @@ type Check = (ctx: Ctx) => Promise<Omit<CheckResult, 'name'>>;
 const pass = (detail: string) => ({ ok: true, detail });
 const fail = (detail: string, hint: string) => ({ ok: false, detail, hint });
 
-const message = (err: unknown): string => {
-  const body = (err as { body?: unknown }).body;
-  if (typeof body === 'string') {
-    try {
-      const m = (JSON.parse(body) as { message?: unknown }).message;
-      if (typeof m === 'string') return m;
-    } catch {
-      // not a Status
-    }
-  }
-  return err instanceof Error ? err.message : String(err);
-};
+const message = apiErrorMessage;
 
 const apiReachable: Check = async ({ kc }) => {
   const v = await kc.makeApiClient(VersionApi).getCode();

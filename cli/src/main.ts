@@ -1,6 +1,7 @@
 // The `outrigger` command: dispatches to the subcommands and turns errors into exit codes.
 
 import { readFile } from 'node:fs/promises';
+import { apiErrorMessage } from '@outrigger/kube';
 import { ConfigError } from '@outrigger/shared';
 import { configCommand, CONFIG_USAGE } from './config-command';
 import { CHECK_USAGE, checkCommand } from './check-command';
@@ -44,20 +45,6 @@ export async function run(argv: string[], io: Io): Promise<number> {
   }
 }
 
-/** The Status message of an API error, else the error's own. */
-function apiMessage(err: unknown): string {
-  const body = (err as { body?: unknown }).body;
-  if (typeof body === 'string') {
-    try {
-      const status = JSON.parse(body) as { message?: unknown };
-      if (typeof status.message === 'string') return status.message;
-    } catch {
-      // not a Status document
-    }
-  }
-  return (err as Error).message;
-}
-
 const FILE_CODES = ['ENOENT', 'EISDIR', 'EACCES'];
 const NETWORK_CODES = ['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'ECONNRESET'];
 
@@ -69,7 +56,7 @@ function describeError(err: unknown): { message: string; exit: number } | undefi
   const code = (err as NodeJS.ErrnoException).code as unknown;
   const message = (err as Error).message;
   // The API server's refusal (client-node's ApiException carries the HTTP status as code).
-  if (typeof code === 'number') return { message: apiMessage(err), exit: 1 };
+  if (typeof code === 'number') return { message: apiErrorMessage(err), exit: 1 };
   if (typeof code !== 'string') return undefined;
   if (FILE_CODES.includes(code)) return { message, exit: 1 };
   if (NETWORK_CODES.includes(code))

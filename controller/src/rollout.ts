@@ -13,7 +13,7 @@ import {
   type V1ConfigMap,
   type V1Namespace,
 } from '@kubernetes/client-node';
-import type { ObjectRef } from '@outrigger/kube';
+import { apiErrorMessage, type ObjectRef } from '@outrigger/kube';
 import { FIELD_MANAGER, RESTARTED_REVISION, type Config } from '@outrigger/shared';
 import type { ConfigInForce } from './config-map';
 import type { EventRecorder, EventSubject } from './events';
@@ -89,18 +89,6 @@ const RESOURCE: Record<Workload['kind'], string> = {
 };
 
 const RESTART_EVENT = { rollout: 'Restarted', heal: 'Healed', shed: 'SidecarsShed' } as const;
-
-function errorMessage(err: unknown): string {
-  if (typeof err === 'object' && err !== null && 'body' in err && typeof err.body === 'string') {
-    try {
-      const status = JSON.parse(err.body) as { message?: unknown };
-      if (typeof status.message === 'string') return status.message;
-    } catch {
-      // not a Status document: the error's own message
-    }
-  }
-  return err instanceof Error ? err.message : String(err);
-}
 
 function earliest(times: readonly (number | undefined)[]): number | undefined {
   const known = times.filter((t) => t !== undefined);
@@ -243,7 +231,7 @@ export class WaveStep {
     const count = (deps.failures.get(key)?.count ?? 0) + 1;
     const delayMs = Math.min(OWNER_BACKOFF_CAP_MS, OWNER_BACKOFF_BASE_MS * 2 ** (count - 1));
     deps.failures.set(key, { count, untilMs: nowMs + delayMs });
-    const message = errorMessage(err);
+    const message = apiErrorMessage(err);
     deps.metrics.writeFailures.inc({ resource: RESOURCE[w.kind] });
     deps.logger.warn('write refused; trying this owner again later, the wave goes on', {
       owner: key,

@@ -7,3 +7,4 @@ export * from './log';
 export * from './poll';
 export * from './probe-server';
 export * from './flags';
+export * from './errors';
