@@ -3,6 +3,7 @@
 // Writes carry the resourceVersion they were decided on (a create fails if the object appeared
 // meanwhile), so a stale cache gets a conflict and a requeue, never a second CA.
 
+import { X509Certificate } from 'node:crypto';
 import {
   AdmissionregistrationV1Api,
   CoreV1Api,
@@ -34,10 +35,27 @@ export interface CertificateKeeperOptions {
   clock?: () => number;
 }
 
-const isConflict = (err: unknown): boolean => {
-  const code = (err as { code?: unknown }).code;
-  return code === 409 || code === 422;
-};
+/** 409: the object changed since it was read (or appeared, for a create). */
+const isConflict = (err: unknown): boolean => (err as { code?: unknown }).code === 409;
+/** 422 from the bundle's JSON patch is its resourceVersion `test` failing: a conflict too. */
+const isFailedTest = (err: unknown): boolean => (err as { code?: unknown }).code === 422;
+
+const decode = (b64: string | undefined): string =>
+  Buffer.from(b64 ?? '', 'base64').toString('utf8');
+
+function fingerprintOf(pem: string): string | undefined {
+  try {
+    return pem.includes('BEGIN CERTIFICATE') ? new X509Certificate(pem).fingerprint256 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function bundleFingerprints(bundle: string | undefined): string[] {
+  return decode(bundle)
+    .split(/(?=-----BEGIN CERTIFICATE-----)/)
+    .flatMap((pem) => fingerprintOf(pem) ?? []);
+}
 
 export class CertificateKeeper {
   readonly secrets = new ObjectCache<V1Secret>();
@@ -47,6 +65,7 @@ export class CertificateKeeper {
   private readonly policy: CertificatePolicy;
   private readonly clock: () => number;
   private warnedMissing = false;
+  private trusted: { fingerprint: string; sinceMs: number } | undefined;
 
   constructor(private readonly o: CertificateKeeperOptions) {
     this.core = o.kc.makeApiClient(CoreV1Api);
@@ -80,6 +99,7 @@ export class CertificateKeeper {
         caBundles: Object.fromEntries(
           (config?.webhooks ?? []).map((w) => [w.name, w.clientConfig.caBundle]),
         ),
+        bundleTrustedSinceMs: this.bundleTrustedSince(ca, config, nowMs),
         nowMs,
       },
       this.policy,
@@ -90,10 +110,35 @@ export class CertificateKeeper {
       if (config && plan.staleEntries.length > 0) await this.writeBundle(config, plan);
       if (plan.tls) await this.writeSecret(TLS_SECRET_NAME, tls, plan.tls);
     } catch (err) {
+      // Anything else (a Secret of the wrong type, a validation error) is retried with
+      // back-off by the queue, and logged.
       if (!isConflict(err)) throw err;
       return { requeueAfterMs: CONFLICT_REQUEUE_MS };
     }
     return { requeueAfterMs: Math.max(1000, Math.min(MAX_RECHECK_MS, plan.recheckAtMs - nowMs)) };
+  }
+
+  /**
+   * Since when (as seen here) every entry's caBundle has held the CA in the CA Secret. Kept in
+   * memory: a restarted controller starts the grace period again, which only delays a move.
+   */
+  private bundleTrustedSince(
+    caSecret: V1Secret | undefined,
+    config: V1MutatingWebhookConfiguration | undefined,
+    nowMs: number,
+  ): number | undefined {
+    const fingerprint = fingerprintOf(decode(caSecret?.data?.['ca.crt']));
+    const entries = config?.webhooks ?? [];
+    const everywhere =
+      fingerprint !== undefined &&
+      entries.length > 0 &&
+      entries.every((w) => bundleFingerprints(w.clientConfig.caBundle).includes(fingerprint));
+    if (!everywhere) {
+      this.trusted = undefined;
+      return undefined;
+    }
+    if (this.trusted?.fingerprint !== fingerprint) this.trusted = { fingerprint, sinceMs: nowMs };
+    return this.trusted.sinceMs;
   }
 
   private report(plan: CertificatePlan, config: V1MutatingWebhookConfiguration | undefined): void {
@@ -161,10 +206,16 @@ export class CertificateKeeper {
     });
     await this.o.acquireWrite();
     this.o.onWrite('mutatingwebhookconfigurations', 'patch');
-    await this.admission.patchMutatingWebhookConfiguration(
-      { name: config.metadata?.name ?? '', body: ops, fieldManager: FIELD_MANAGER },
-      setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
-    );
+    try {
+      await this.admission.patchMutatingWebhookConfiguration(
+        { name: config.metadata?.name ?? '', body: ops, fieldManager: FIELD_MANAGER },
+        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+      );
+    } catch (err) {
+      if (isFailedTest(err))
+        throw Object.assign(new Error('stale webhook configuration'), { code: 409 });
+      throw err;
+    }
     this.o.logger.info('wrote the caBundle into the webhook configuration', {
       webhookConfiguration: config.metadata?.name,
       entries: plan.staleEntries,

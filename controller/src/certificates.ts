@@ -35,6 +35,11 @@ export interface CertificateState {
   tls: SecretData;
   /** Each webhook entry's caBundle, by entry name. */
   caBundles: Record<string, string | undefined>;
+  /**
+   * Since when every entry's caBundle has held the current CA, as the caller has seen it; the
+   * serving certificate moves to a new CA only a grace period after that.
+   */
+  bundleTrustedSinceMs?: number;
   nowMs: number;
 }
 
@@ -184,8 +189,20 @@ function chooseCa(state: CertificateState, policy: CertificatePolicy, why: strin
   return { current: { issued, cert }, previous: old, changed: true };
 }
 
-/** Whether the served certificate may stay: parses, right hosts, signed by a trusted CA, not due. */
-function servingOk(
+/** Whether the API server has trusted the current CA long enough to be served a certificate of it. */
+function caTrusted(
+  ca: ReturnType<typeof chooseCa>,
+  state: CertificateState,
+  policy: CertificatePolicy,
+) {
+  // A first CA has no predecessor: nothing else could be served.
+  if (!ca.previous) return true;
+  const since = state.bundleTrustedSinceMs;
+  return since !== undefined && since + policy.caGraceMs <= state.nowMs;
+}
+
+/** Why the served certificate must be replaced now, or undefined when it may stay. */
+function servingProblem(
   tls: SecretData,
   ca: ReturnType<typeof chooseCa>,
   state: CertificateState,
@@ -194,15 +211,15 @@ function servingOk(
   const cert = parse(unb64(tls?.['tls.crt']));
   if (!cert || !unb64(tls?.['tls.key']).includes('PRIVATE KEY'))
     return 'no usable serving certificate';
-  if (renewAt(cert) <= state.nowMs) return 'the serving certificate is due for renewal';
+  if (notAfter(cert) <= state.nowMs) return 'the serving certificate has expired';
   if (!policy.hosts.every((h) => (isIp(h) ? cert.checkIP(h) : cert.checkHost(h)) !== undefined))
     return 'the serving certificate does not cover every host';
-  if (cert.verify(ca.current.cert.publicKey)) return undefined;
-  const byPrevious = ca.previous !== undefined && cert.verify(ca.previous.publicKey);
-  // Signed by the CA being replaced: keep it until the new CA has been trusted for a while.
-  if (byPrevious && notBefore(ca.current.cert) + 60_000 + policy.caGraceMs > state.nowMs)
-    return undefined;
-  return 'the serving certificate is not signed by the current CA';
+  const byCurrent = cert.verify(ca.current.cert.publicKey);
+  // Until the API server trusts the new CA, the old CA's certificate stays, even when due.
+  if (!byCurrent && !caTrusted(ca, state, policy)) return undefined;
+  if (!byCurrent) return 'the serving certificate is not signed by the current CA';
+  if (renewAt(cert) <= state.nowMs) return 'the serving certificate is due for renewal';
+  return undefined;
 }
 
 export function planCertificates(
@@ -220,11 +237,11 @@ export function planCertificates(
     'ca.key': b64(ca.current.issued.keyPem),
     ...(ca.previous ? { 'previous.crt': b64(ca.previous.toString()) } : {}),
   };
-  const servingProblem = servingOk(state.tls, ca, state, policy);
+  const problem = servingProblem(state.tls, ca, state, policy);
   let tlsCert = unb64(state.tls?.['tls.crt']);
   let tlsKey = unb64(state.tls?.['tls.key']);
-  if (servingProblem) {
-    why.push(servingProblem);
+  if (problem) {
+    why.push(problem);
     const issued = issueServing(
       ca.current.issued,
       policy.hosts,
@@ -237,11 +254,14 @@ export function planCertificates(
   const tlsData = { 'tls.crt': b64(tlsCert), 'tls.key': b64(tlsKey), 'ca.crt': caBundle };
   const served = parse(tlsCert);
   const rechecks = [renewAt(ca.current.cert), ...(served ? [renewAt(served)] : [])];
-  if (ca.previous)
+  if (ca.previous) {
+    const since = state.bundleTrustedSinceMs;
+    // Not yet trusted: look again soon, as the bundle lands; then at the end of the grace.
     rechecks.push(
       notAfter(ca.previous) + 1,
-      notBefore(ca.current.cert) + 60_000 + policy.caGraceMs + 1,
+      since === undefined ? state.nowMs + 5000 : since + policy.caGraceMs + 1,
     );
+  }
   return {
     ...(ca.changed || !sameData(state.ca, caData) ? { ca: caData } : {}),
     ...(!sameData(state.tls, tlsData) ? { tls: tlsData } : {}),

@@ -102,10 +102,32 @@ describe('planCertificates', () => {
     expect(rotation.tls?.['ca.crt']).toBe(rotation.caBundle);
 
     const rotated = apply(state, rotation, state.nowMs);
-    const afterGrace = planCertificates({ ...rotated, nowMs: state.nowMs + 5 * 60_000 }, policy);
+    // The bundle has not been seen in every entry yet: the old certificate stays, however long.
+    const unseen = planCertificates({ ...rotated, nowMs: state.nowMs + 5 * 60_000 }, policy);
+    expect(unseen.tls).toBeUndefined();
+    // Seen since the rotation, but the grace period has not passed.
+    const early = planCertificates(
+      { ...rotated, bundleTrustedSinceMs: state.nowMs + 60_000, nowMs: state.nowMs + 90_000 },
+      policy,
+    );
+    expect(early.tls).toBeUndefined();
+    const afterGrace = planCertificates(
+      { ...rotated, bundleTrustedSinceMs: state.nowMs + 60_000, nowMs: state.nowMs + 5 * 60_000 },
+      policy,
+    );
     expect(afterGrace.why).toEqual(['the serving certificate is not signed by the current CA']);
     expect(cert(afterGrace.tls?.['tls.crt']).verify(newCa?.publicKey as never)).toBe(true);
     expect(afterGrace.caBundle).toBe(rotation.caBundle);
+  });
+
+  it('keeps a due serving certificate of the old CA when both renew at once, until the new CA is trusted', () => {
+    // Both at 90 days: at day 61 both are due in the same step.
+    const same = { ...policy, caValidityMs: 90 * DAY };
+    const start = planCertificates(empty, same);
+    const both = planCertificates({ ...apply(empty, start, T0), nowMs: T0 + 61 * DAY }, same);
+    expect(both.why).toEqual(['the CA is due for renewal']);
+    expect(both.tls?.['tls.crt']).toBe(start.tls?.['tls.crt']);
+    expect(both.tls?.['ca.crt']).toBe(both.caBundle);
   });
 
   it('reissues for a new host, and drops an old CA once it has expired', () => {
