@@ -52,3 +52,16 @@ seccompProfile:
 {{- $list := list (include "outrigger.namespace" .) "kube-system" "kube-public" "kube-node-lease" -}}
 {{- concat $list .Values.excludeNamespaces | uniq | toJson -}}
 {{- end -}}
+
+{{/* Values that must be one of a few: a typo fails the render instead of installing less. */}}
+{{- define "outrigger.validate" -}}
+{{- if not (has .Values.profile (list "default" "ha")) }}
+{{- fail (printf "profile must be default or ha; got %q" .Values.profile) }}
+{{- end }}
+{{- if not (has .Values.certificates.mode (list "self-managed" "cert-manager" "external")) }}
+{{- fail (printf "certificates.mode must be self-managed, cert-manager or external; got %q" .Values.certificates.mode) }}
+{{- end }}
+{{- if and (eq .Values.certificates.mode "external") (not .Values.certificates.caBundle) }}
+{{- fail "certificates.mode=external needs certificates.caBundle: the CA (base64 PEM) that signed the certificate in Secret outrigger-webhook-tls" }}
+{{- end }}
+{{- end -}}
