@@ -45,7 +45,7 @@ demo: cluster-build build
 
 ## demo-down: stop the demo's processes and the local control plane
 demo-down:
-	-for f in $${OUTRIGGER_CACHE:-$$HOME/.cache/outrigger}/demo/*.pid; do [ -f "$$f" ] && kill "$$(cat "$$f")" 2>/dev/null; rm -f "$$f"; done
+	-for f in $${OUTRIGGER_CACHE:-$$HOME/.cache/outrigger}/demo/*.pid; do p="$$(cat "$$f" 2>/dev/null)"; case "$$p" in ''|0|-*|*[!0-9]*) ;; *) kill "$$p" 2>/dev/null;; esac; rm -f "$$f"; done
 	bash e2e/cluster/down.sh
 
 ## manifests: render manifests/install.yaml from the Helm chart (e2e/test/install.test.ts keeps them in sync)

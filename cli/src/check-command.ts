@@ -4,6 +4,7 @@
 // and finally a dry-run pod that the API server must send through the webhook.
 
 import { X509Certificate } from 'node:crypto';
+import { isIP } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import {
   AdmissionregistrationV1Api,
@@ -108,6 +109,13 @@ const componentsReady: Check = async (ctx) => {
       details.push(`${name} ${ready}/${d.spec?.replicas ?? 1}`);
     } catch (err) {
       if ((err as { code?: unknown }).code !== 404) throw err;
+      // The webhook called through its Service must run in the cluster; a controller may run
+      // elsewhere (the Lease check says whether one leads).
+      if (name === WEBHOOK_SERVICE_ACCOUNT)
+        return fail(
+          `no Deployment ${ctx.namespace}/${name}`,
+          'the webhook configuration calls the webhook through its Service, but the webhook is not installed: install Outrigger again (docs/install.md)',
+        );
       details.push(`${name} runs outside the cluster`);
     }
   }
@@ -291,7 +299,7 @@ async function servedCertificate(ctx: Ctx): Promise<{ cert: X509Certificate; hos
           host: hostname,
           port: Number(port || 443),
           rejectUnauthorized: false,
-          servername: hostname,
+          ...(isIP(hostname) ? {} : { servername: hostname }),
         },
         () => {
           const peer = socket.getPeerCertificate();
@@ -334,7 +342,7 @@ const certificateTrusted: Check = async (ctx) => {
   if (!trusted)
     return fail(
       `the caBundle does not verify the certificate the webhook serves (issuer ${served.cert.issuer})`,
-      'set caBundle to the CA that signed the serving certificate (certificates.caBundle), or let cert-manager inject it',
+      'self-managed mode: the controller writes the caBundle, see its logs; cert-manager mode: see the CA injector; external mode: set certificates.caBundle to the CA that signed the serving certificate',
     );
   if (
     served.cert.checkHost(served.host) === undefined &&
@@ -353,14 +361,22 @@ const certificateTrusted: Check = async (ctx) => {
 
 /** The whole path: the API server must send a pod through the webhook and get it injected. */
 const webhookAnswering: Check = async ({ kc, probeNamespace }) => {
-  const pod = await kc.makeApiClient(CoreV1Api).createNamespacedPod({
-    namespace: probeNamespace,
-    dryRun: 'All',
-    body: {
-      metadata: { generateName: 'outrigger-check-', labels: { [INJECT]: ENABLED } },
-      spec: { containers: [{ name: 'check', image: 'registry.k8s.io/pause:3.10' }] },
-    },
-  });
+  let pod;
+  try {
+    pod = await kc.makeApiClient(CoreV1Api).createNamespacedPod({
+      namespace: probeNamespace,
+      dryRun: 'All',
+      body: {
+        metadata: { generateName: 'outrigger-check-', labels: { [INJECT]: ENABLED } },
+        spec: { containers: [{ name: 'check', image: 'registry.k8s.io/pause:3.10' }] },
+      },
+    });
+  } catch (err) {
+    return fail(
+      `the dry-run pod was refused in ${probeNamespace}: ${message(err)}`,
+      'pass --probe-namespace NAME: a namespace Outrigger may inject (not excluded) where a plain pod may be created',
+    );
+  }
   const revision = pod.metadata?.labels?.[REVISION];
   if (!revision)
     return fail(

@@ -23,6 +23,7 @@ import {
   type StampedKind,
 } from '@outrigger/shared';
 import { fleetStatus, formatFleet, type FleetRow, type FleetStatus } from './fleet';
+import { apiErrorMessage } from '@outrigger/kube';
 import { clusterFlags, FLEET_FLAGS, loadKubeConfig, parseClusterArgs } from './cluster-flags';
 import { ClusterError, UsageError, type Io } from './io';
 
@@ -192,18 +193,22 @@ export async function restartCommand(args: string[], io: Io): Promise<number> {
 
 async function restartOne(c: Cluster, row: FleetRow, revision: string, io: Io): Promise<number> {
   const args = { namespace: row.namespace, name: row.name };
-  const current = plain(await readKind(c, row.kind, args)) as KubeObject;
-  const workload = { ...current, apiVersion: 'apps/v1', kind: row.kind } as Parameters<
-    typeof restartPatch
-  >[0]['workload'];
   const kind = row.state === 'escaped' ? 'heal' : 'rollout';
-  const body = restartPatch({ workload, order: { owner: row, kind, revision }, nowMs: Date.now() });
   try {
+    const current = plain(await readKind(c, row.kind, args)) as KubeObject;
+    const workload = { ...current, apiVersion: 'apps/v1', kind: row.kind } as Parameters<
+      typeof restartPatch
+    >[0]['workload'];
+    const body = restartPatch({
+      workload,
+      order: { owner: row, kind, revision },
+      nowMs: Date.now(),
+    });
     await patchKind(c, row.kind, { ...args, body, fieldManager: FIELD_MANAGER });
     io.stdout(`${row.kind}/${row.name}: restarted (${kind}) to revision ${revision}\n`);
     return 0;
   } catch (err) {
-    io.stderr(`${row.kind}/${row.name}: not restarted: ${(err as Error).message}\n`);
+    io.stderr(`${row.kind}/${row.name}: not restarted: ${apiErrorMessage(err)}\n`);
     return 1;
   }
 }

@@ -213,7 +213,9 @@ async function followWave(revision: string): Promise<void> {
 async function clearEarlierDemo(cluster: Cluster): Promise<void> {
   for (const name of ['outrigger-webhook', 'outrigger-controller']) {
     try {
-      process.kill(Number(readFileSync(path.join(demoDir, `${name}.pid`), 'utf8')));
+      const pid = Number(readFileSync(path.join(demoDir, `${name}.pid`), 'utf8'));
+      // Never 0 or negative: those signal a whole process group, this one included.
+      if (Number.isInteger(pid) && pid > 0) process.kill(pid);
     } catch {
       // not running
     }

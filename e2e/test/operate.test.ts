@@ -185,7 +185,7 @@ describe('outrigger check', () => {
       expect(code).toBe(1);
       const cert = lines.find((l) => l.name.startsWith('serving'));
       expect(cert).toMatchObject({ ok: false, detail: expect.stringContaining('does not verify') });
-      expect(cert?.hint).toContain('set caBundle to the CA that signed the serving certificate');
+      expect(cert?.hint).toContain('the CA that signed the serving certificate');
     } finally {
       const current = await admission.readMutatingWebhookConfiguration({ name });
       await admission.replaceMutatingWebhookConfiguration({
