@@ -126,14 +126,21 @@ async function listPods(c: Cluster, namespace: string | undefined): Promise<PodL
   return items.map((p) => plain(p) as PodLike);
 }
 
+/**
+ * The wave is cluster-wide (its budget, its stop), so every workload is planned; with -n only
+ * that namespace's pods are read and its rows shown. Owners elsewhere then count no pods, which
+ * changes no budget: what holds a slot is read from the workloads themselves.
+ */
 async function status(c: Cluster, namespace: string | undefined): Promise<FleetStatus> {
   const [{ config, revision, annotations }, namespaces, workloads, pods] = await Promise.all([
     readConfig(c),
-    listNamespaces(c, namespace),
-    listWorkloads(c, namespace),
+    listNamespaces(c, undefined),
+    listWorkloads(c, undefined),
     listPods(c, namespace),
   ]);
-  return fleetStatus({
+  if (namespace && !namespaces.some((n) => n.name === namespace))
+    throw new ClusterError(`namespace ${namespace} not found`);
+  const fleet = fleetStatus({
     config,
     revision,
     configMapAnnotations: annotations,
@@ -143,6 +150,9 @@ async function status(c: Cluster, namespace: string | undefined): Promise<FleetS
     nowMs: Date.now(),
     systemNamespace: c.configMap.namespace,
   });
+  return namespace
+    ? { ...fleet, rows: fleet.rows.filter((r) => r.namespace === namespace) }
+    : fleet;
 }
 
 export async function statusCommand(args: string[], io: Io): Promise<number> {
