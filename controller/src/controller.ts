@@ -1,7 +1,8 @@
 // The controller's shell: caches fed by watches (namespaces, the three workload kinds, the two
 // selected sets of pods, the configuration ConfigMap), and a work queue that exists only while
 // this replica leads. Handlers turn changes into keys: `Namespace/<name>` for the opt-in label,
-// and the one wave key for everything the wave depends on. Followers keep the caches warm; a new
+// the one wave key for everything the wave depends on, and, in self-managed mode, the one
+// certificates key. Followers keep the caches warm; a new
 // leader enqueues every key, as whatever happened while it did not lead must be looked at again.
 
 import {
@@ -14,7 +15,13 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import type { ObjectRef } from '@outrigger/kube';
-import { STAMPED_KINDS, type KubeObject, type StampedKind } from '@outrigger/shared';
+import {
+  STAMPED_KINDS,
+  asWorkload,
+  type KubeObject,
+  type StampedKind,
+  type Workload,
+} from '@outrigger/shared';
 import { ObjectCache, objectKey } from './cache';
 import { CERTIFICATES_KEY, CertificateKeeper } from './certificate-keeper';
 import type { CertificateFlags } from './flags';
@@ -27,7 +34,6 @@ import { countPods, injectedPodSelector } from './pods';
 import { probeReady } from './webhook-probe';
 import { TerminalError, WorkQueue, WriteLimiter, type ReconcileEvent, type Result } from './queue';
 import { WAVE_KEY, WaveStep, type WaveView } from './rollout';
-import { asWorkload, type Workload } from '@outrigger/shared';
 
 /** The global write limit: a first start over thousands of namespaces must not flood the API. */
 export const WRITE_LIMIT = { ratePerSecond: 20, burst: 50 };
@@ -51,12 +57,8 @@ export interface ControllerOptions {
   writeLimit?: { ratePerSecond: number; burst: number };
 }
 
-const kindOfKey = (key: string): string =>
-  key === CERTIFICATES_KEY
-    ? 'Certificates'
-    : key === WAVE_KEY
-      ? 'Wave'
-      : (key.split('/')[0] ?? 'unknown');
+/** The kind of a key, for metrics: Namespace, Wave or Certificates. */
+const kindOfKey = (key: string): string => key.split('/')[0] ?? 'unknown';
 
 /** A workload as our own write left it, until the cache shows that write or a later one. */
 interface Written {

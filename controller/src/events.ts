@@ -16,7 +16,6 @@ export const EVENT_REASONS = [
   'RestartSkipped',
   'RestartFailed',
   'HealDidNotHelp',
-  'WouldRestart',
   'InvalidConfiguration',
 ] as const;
 export type EventReason = (typeof EVENT_REASONS)[number];

@@ -37,6 +37,7 @@ const PER_NAMESPACE = 20;
 const MAX_CONCURRENT = Number(process.env.BENCH_MAX_CONCURRENT ?? 100);
 const WRITE_QPS = Number(process.env.BENCH_WRITE_QPS ?? 100);
 const QUIET_MS = 10_000;
+const QUIET_AFTER_MS = 60_000;
 
 function configYaml(step: number): string {
   return `proxy:\n  env:\n    - name: BENCH_STEP\n      value: "${step}"\nrollout:\n  maxConcurrent: ${MAX_CONCURRENT}\n`;
@@ -246,6 +247,9 @@ async function run(): Promise<void> {
     const listMs = list[Math.floor(list.length / 2)] ?? 0;
     const steady = await steadyState(install);
     const w = await wave(install, namespaces, steady.port);
+    // Garbage or kept? The same figures after a quiet minute, when V8 has had time to collect.
+    await new Promise((resolve) => setTimeout(resolve, QUIET_AFTER_MS));
+    const later = await memory(steady.port);
     const times = (ms: number): string => `${seconds(ms)} (${(ms / listMs).toFixed(1)}x the list)`;
     const rows: [string, string][] = [
       [`cluster: create ${N} Deployments (through the webhook)`, seconds(createMs)],
@@ -263,6 +267,10 @@ async function run(): Promise<void> {
       ['configuration change to the first restart', times(w.firstMs)],
       [`configuration change to every owner stamped (${N})`, times(w.allMs)],
       ['controller: RSS (V8 heap used) after the wave', `${mib(w.rss)} (${mib(w.heap)})`],
+      [
+        `controller: RSS (V8 heap used) ${QUIET_AFTER_MS / 1000} s later`,
+        `${mib(later.rss)} (${mib(later.heap)})`,
+      ],
     ];
     process.stdout.write(
       `\nbench-controller: N=${N} Deployments (0 replicas) in ${namespaces.length} namespaces, maxConcurrent ${MAX_CONCURRENT}, write limit ${WRITE_QPS}/s\n`,
