@@ -1,5 +1,6 @@
 // make demo: Outrigger end to end on the local control plane, narrated. It brings the cluster up,
-// installs Outrigger from the Helm chart (rendered with the webhook called by URL, since kwok
+// installs Outrigger from the Helm chart (rendered with the webhook called by URL and its
+// certificate given, certificates.mode=external, since kwok
 // runs no images: the two components run here as processes, each as its own ServiceAccount),
 // opts a namespace holding a Deployment, a StatefulSet and a DaemonSet in, shows their pods
 // injected, bumps the proxy version, and shows the wave rolling them onto the new revision.
@@ -74,6 +75,7 @@ async function render(url: string, caBundle: string): Promise<string> {
     '--namespace', SYSTEM_NAMESPACE,
     '--set', 'namespace.create=true',
     '--set', `webhook.url=${url}`,
+    '--set', 'certificates.mode=external',
     '--set', `certificates.caBundle=${caBundle}`,
     '--set', 'rollout.maxConcurrent=2',
   ], { maxBuffer: 16 * 1024 * 1024 });
