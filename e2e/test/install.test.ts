@@ -129,6 +129,25 @@ describe('the Helm chart and manifests/install.yaml', () => {
       });
   });
 
+  it('renders a caBundle only in external mode, where the controller does not keep one', async () => {
+    const bundles = (objects: Manifest[]) =>
+      objects
+        .filter((o) => o.kind === 'MutatingWebhookConfiguration')
+        .flatMap(
+          (o) => (o as { webhooks?: { clientConfig: { caBundle?: string } }[] }).webhooks ?? [],
+        )
+        .map((w) => w.clientConfig.caBundle);
+    expect(bundles(parseManifests(await template()))).toEqual([undefined, undefined, undefined]);
+    const external = await template('certificates.mode=external', 'certificates.caBundle=Q0E=');
+    expect(bundles(parseManifests(external))).toEqual(['Q0E=', 'Q0E=', 'Q0E=']);
+    await expect(template('certificates.mode=external')).rejects.toThrow(
+      /needs certificates.caBundle/,
+    );
+    await expect(template('certificates.mode=selfmanaged')).rejects.toThrow(
+      /certificates.mode must be/,
+    );
+  });
+
   it('runs both components as the restricted Pod Security Standard asks', () => {
     const objects = parseManifests(readFileSync(INSTALL_YAML, 'utf8'));
     const ns = objects.find((o) => o.kind === 'Namespace');
