@@ -30,7 +30,7 @@ import {
   formatIssue,
   parseConfig,
 } from '@outrigger/shared';
-import { apiErrorMessage } from '@outrigger/kube';
+import { apiErrorMessage, httpStatus } from '@outrigger/kube';
 import { clusterFlags, FLEET_FLAGS, loadKubeConfig, parseClusterArgs } from './cluster-flags';
 import { UsageError, type Io } from './io';
 
@@ -108,7 +108,7 @@ const componentsReady: Check = async (ctx) => {
         );
       details.push(`${name} ${ready}/${d.spec?.replicas ?? 1}`);
     } catch (err) {
-      if ((err as { code?: unknown }).code !== 404) throw err;
+      if (httpStatus(err) !== 404) throw err;
       // The webhook called through its Service must run in the cluster; a controller may run
       // elsewhere (the Lease check says whether one leads).
       if (name === WEBHOOK_SERVICE_ACCOUNT)
@@ -139,7 +139,7 @@ const leaderPresent: Check = async ({ kc, namespace }) => {
       `${spec.holderIdentity} leads (renewed ${Math.round((Date.now() - renewed) / 1000)} s ago)`,
     );
   } catch (err) {
-    if ((err as { code?: unknown }).code !== 404) throw err;
+    if (httpStatus(err) !== 404) throw err;
     return fail(
       `no Lease ${namespace}/${LEASE_NAME}`,
       'the controller has never run: start it (a Deployment in the install)',
@@ -272,7 +272,7 @@ const webhookConfigured: Check = async (ctx) => {
       .readMutatingWebhookConfiguration({ name: ctx.webhookConfiguration });
     ctx.webhook = c.webhooks ?? [];
   } catch (err) {
-    if ((err as { code?: unknown }).code !== 404) throw err;
+    if (httpStatus(err) !== 404) throw err;
     return fail(
       `no MutatingWebhookConfiguration ${ctx.webhookConfiguration}`,
       'install Outrigger (docs/install.md): without it no pod is injected',

@@ -23,7 +23,7 @@ import {
   type StampedKind,
 } from '@outrigger/shared';
 import { fleetStatus, formatFleet, type FleetRow, type FleetStatus } from './fleet';
-import { apiErrorMessage } from '@outrigger/kube';
+import { apiErrorMessage, plainJson, workloadClient } from '@outrigger/kube';
 import { clusterFlags, FLEET_FLAGS, loadKubeConfig, parseClusterArgs } from './cluster-flags';
 import { ClusterError, UsageError, type Io } from './io';
 
@@ -51,9 +51,6 @@ function connect(values: Parameters<typeof clusterFlags>[0]): Cluster {
   };
 }
 
-/** Plain JSON: the typed client hands times back as Date objects. */
-const plain = <T>(o: T): T => JSON.parse(JSON.stringify(o)) as T;
-
 async function readConfig(c: Cluster) {
   const cm = await c.core.readNamespacedConfigMap(c.configMap);
   const result = parseConfig(cm.data?.[CONFIG_MAP_KEY] ?? '');
@@ -71,40 +68,13 @@ async function readConfig(c: Cluster) {
 async function listWorkloads(c: Cluster, namespace: string | undefined) {
   const lists = await Promise.all(
     STAMPED_KINDS.map(async (kind): Promise<{ kind: StampedKind; items: KubernetesObject[] }> => {
-      const items = await listKind(c, kind, namespace);
+      const items = (await workloadClient(c.apps, kind).list(namespace)).items;
       return { kind, items };
     }),
   );
   return lists.flatMap(({ kind, items }) =>
-    items.map((object) => ({ kind, object: plain(object) as KubeObject })),
+    items.map((object) => ({ kind, object: plainJson(object) as KubeObject })),
   );
-}
-
-async function listKind(
-  c: Cluster,
-  kind: StampedKind,
-  namespace: string | undefined,
-): Promise<KubernetesObject[]> {
-  switch (kind) {
-    case 'Deployment':
-      return (
-        namespace
-          ? await c.apps.listNamespacedDeployment({ namespace })
-          : await c.apps.listDeploymentForAllNamespaces()
-      ).items;
-    case 'StatefulSet':
-      return (
-        namespace
-          ? await c.apps.listNamespacedStatefulSet({ namespace })
-          : await c.apps.listStatefulSetForAllNamespaces()
-      ).items;
-    case 'DaemonSet':
-      return (
-        namespace
-          ? await c.apps.listNamespacedDaemonSet({ namespace })
-          : await c.apps.listDaemonSetForAllNamespaces()
-      ).items;
-  }
 }
 
 async function listNamespaces(c: Cluster, only: string | undefined): Promise<NamespaceMeta[]> {
@@ -123,7 +93,7 @@ async function listPods(c: Cluster, namespace: string | undefined): Promise<PodL
   const items = namespace
     ? (await c.core.listNamespacedPod({ namespace })).items
     : (await c.core.listPodForAllNamespaces()).items;
-  return items.map((p) => plain(p) as PodLike);
+  return items.map((p) => plainJson(p) as PodLike);
 }
 
 /**
@@ -205,7 +175,8 @@ async function restartOne(c: Cluster, row: FleetRow, revision: string, io: Io): 
   const args = { namespace: row.namespace, name: row.name };
   const kind = row.state === 'escaped' ? 'heal' : 'rollout';
   try {
-    const current = plain(await readKind(c, row.kind, args)) as KubeObject;
+    const client = workloadClient(c.apps, row.kind);
+    const current = plainJson(await client.read(row.namespace, row.name)) as KubeObject;
     const workload = { ...current, apiVersion: 'apps/v1', kind: row.kind } as Parameters<
       typeof restartPatch
     >[0]['workload'];
@@ -214,38 +185,12 @@ async function restartOne(c: Cluster, row: FleetRow, revision: string, io: Io): 
       order: { owner: row, kind, revision },
       nowMs: Date.now(),
     });
-    await patchKind(c, row.kind, { ...args, body, fieldManager: FIELD_MANAGER });
+    await client.mergePatch({ ...args, body, fieldManager: FIELD_MANAGER });
     io.stdout(`${row.kind}/${row.name}: restarted (${kind}) to revision ${revision}\n`);
     return 0;
   } catch (err) {
     io.stderr(`${row.kind}/${row.name}: not restarted: ${apiErrorMessage(err)}\n`);
     return 1;
-  }
-}
-
-async function readKind(c: Cluster, kind: StampedKind, args: { namespace: string; name: string }) {
-  switch (kind) {
-    case 'Deployment':
-      return c.apps.readNamespacedDeployment(args);
-    case 'StatefulSet':
-      return c.apps.readNamespacedStatefulSet(args);
-    case 'DaemonSet':
-      return c.apps.readNamespacedDaemonSet(args);
-  }
-}
-
-async function patchKind(
-  c: Cluster,
-  kind: StampedKind,
-  args: { namespace: string; name: string; body: object; fieldManager: string },
-) {
-  switch (kind) {
-    case 'Deployment':
-      return c.apps.patchNamespacedDeployment(args, MERGE_PATCH);
-    case 'StatefulSet':
-      return c.apps.patchNamespacedStatefulSet(args, MERGE_PATCH);
-    case 'DaemonSet':
-      return c.apps.patchNamespacedDaemonSet(args, MERGE_PATCH);
   }
 }
 

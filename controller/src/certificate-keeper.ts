@@ -14,6 +14,7 @@ import {
   type V1Secret,
 } from '@kubernetes/client-node';
 import { CA_SECRET_NAME, FIELD_MANAGER, TLS_SECRET_NAME, formatTime } from '@outrigger/shared';
+import { httpStatus, isConflict } from '@outrigger/kube';
 import { ObjectCache } from './cache';
 import { planCertificates, type CertificatePlan, type CertificatePolicy } from './certificates';
 import type { CertificateFlags } from './flags';
@@ -35,10 +36,8 @@ export interface CertificateKeeperOptions {
   clock?: () => number;
 }
 
-/** 409: the object changed since it was read (or appeared, for a create). */
-const isConflict = (err: unknown): boolean => (err as { code?: unknown }).code === 409;
 /** 422 from the bundle's JSON patch is its resourceVersion `test` failing: a conflict too. */
-const isFailedTest = (err: unknown): boolean => (err as { code?: unknown }).code === 422;
+const isFailedTest = (err: unknown): boolean => httpStatus(err) === 422;
 
 const decode = (b64: string | undefined): string =>
   Buffer.from(b64 ?? '', 'base64').toString('utf8');

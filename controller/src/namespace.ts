@@ -27,6 +27,7 @@ import {
   KUBERNETES_SYSTEM_NAMESPACES,
   type NamespaceMeta,
 } from '@outrigger/shared';
+import { isConflict } from '@outrigger/kube';
 import type { Result } from './queue';
 
 export const NAMESPACE_KEY_PREFIX = 'Namespace/';
@@ -130,7 +131,3 @@ export async function reconcileNamespace(
 }
 
 export const CONFLICT_REQUEUE_MS = 1000;
-
-function isConflict(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && 'code' in err && err.code === 409;
-}

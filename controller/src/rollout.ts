@@ -13,7 +13,13 @@ import {
   type V1ConfigMap,
   type V1Namespace,
 } from '@kubernetes/client-node';
-import { apiErrorMessage, type ObjectRef } from '@outrigger/kube';
+import {
+  apiErrorMessage,
+  isConflict,
+  plainJson,
+  workloadClient,
+  type ObjectRef,
+} from '@outrigger/kube';
 import { FIELD_MANAGER, RESTARTED_REVISION, type Config } from '@outrigger/shared';
 import type { ConfigInForce } from './config-map';
 import type { EventRecorder, EventSubject } from './events';
@@ -24,6 +30,7 @@ import {
   assessOwner,
   clearStopPatch,
   completionPatch,
+  earliest,
   ownerKey,
   planWave,
   readWave,
@@ -89,18 +96,6 @@ const RESOURCE: Record<Workload['kind'], string> = {
 };
 
 const RESTART_EVENT = { rollout: 'Restarted', heal: 'Healed', shed: 'SidecarsShed' } as const;
-
-function earliest(times: readonly (number | undefined)[]): number | undefined {
-  const known = times.filter((t) => t !== undefined);
-  return known.length > 0 ? Math.min(...known) : undefined;
-}
-
-function isConflict(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && 'code' in err && err.code === 409;
-}
-
-/** The typed client hands times back as Date objects: the caches hold the wire's strings. */
-const plain = <T>(object: T): T => JSON.parse(JSON.stringify(object)) as T;
 
 const subjectOf = (w: Workload): EventSubject => ({
   apiVersion: 'apps/v1',
@@ -273,20 +268,12 @@ export class WaveStep {
       body,
       fieldManager: FIELD_MANAGER,
     };
-    const options = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
     const what = `${w.kind} ${args.namespace}/${args.name}`;
-    const written = await this.write(what, async (): Promise<object> => {
-      switch (w.kind) {
-        case 'Deployment':
-          return deps.apps.patchNamespacedDeployment(args, options);
-        case 'StatefulSet':
-          return deps.apps.patchNamespacedStatefulSet(args, options);
-        case 'DaemonSet':
-          return deps.apps.patchNamespacedDaemonSet(args, options);
-      }
-    });
+    const written = await this.write(what, () =>
+      workloadClient(deps.apps, w.kind).mergePatch(args),
+    );
     if (!written) return undefined;
-    const after = { ...plain(written), apiVersion: 'apps/v1', kind: w.kind } as Workload;
+    const after = { ...plainJson(written), apiVersion: 'apps/v1', kind: w.kind } as Workload;
     deps.onWritten(w, after);
     return after;
   }

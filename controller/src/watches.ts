@@ -16,7 +16,7 @@ import {
   type V1Pod,
   type V1Secret,
 } from '@kubernetes/client-node';
-import { ResilientWatch } from '@outrigger/kube';
+import { ResilientWatch, plainJson, workloadClient } from '@outrigger/kube';
 import {
   CA_SECRET_NAME,
   ESCAPED_POD_SELECTOR,
@@ -37,15 +37,12 @@ export interface WatchDeps {
 /** Re-list this often even when a watch looks healthy (client-go's informers resync too). */
 export const RESYNC_MS = 10 * 60_000;
 
-/**
- * The typed client turns times into Date objects on lists while watch events carry the wire's
- * strings: lists are turned back into plain JSON so every cached object has one shape.
- */
+/** Lists as plain JSON, the shape watch events have (plainJson). */
 async function plainList<T extends KubernetesObject>(
   list: Promise<KubernetesListObject<T>>,
 ): Promise<KubernetesListObject<T>> {
   const result = await list;
-  return { ...result, items: JSON.parse(JSON.stringify(result.items)) as T[] };
+  return { ...result, items: plainJson(result.items) };
 }
 
 function watch<T extends KubernetesObject>(
@@ -80,21 +77,11 @@ const WORKLOAD_PATHS: Record<StampedKind, string> = {
 };
 
 function workloadWatch(d: WatchDeps, kind: StampedKind): ResilientWatch<KubernetesObject> {
-  const apps = d.kc.makeApiClient(AppsV1Api);
-  const list = (): Promise<KubernetesListObject<KubernetesObject>> => {
-    switch (kind) {
-      case 'Deployment':
-        return apps.listDeploymentForAllNamespaces();
-      case 'StatefulSet':
-        return apps.listStatefulSetForAllNamespaces();
-      case 'DaemonSet':
-        return apps.listDaemonSetForAllNamespaces();
-    }
-  };
+  const client = workloadClient(d.kc.makeApiClient(AppsV1Api), kind);
   return watch<KubernetesObject>(d, {
     path: `/apis/apps/v1/${WORKLOAD_PATHS[kind]}`,
     resource: WORKLOAD_PATHS[kind],
-    list,
+    list: () => client.list(),
     onChange: (items) => d.controller.onWorkloads(kind, items),
   });
 }

@@ -36,3 +36,17 @@ export async function dumpNamespace(cluster: Cluster, namespace: string): Promis
   console.warn(`namespace ${namespace} failed a test; its objects and events: ${file}`);
   return file;
 }
+
+/** Runs `body`; when it fails, `namespaces` are dumped to the run's log folder first. */
+export async function dumpingOnFailure(
+  cluster: Cluster,
+  namespaces: readonly string[],
+  body: () => Promise<void>,
+): Promise<void> {
+  try {
+    await body();
+  } catch (error) {
+    await Promise.all(namespaces.map((ns) => dumpNamespace(cluster, ns).catch(() => undefined)));
+    throw error;
+  }
+}

@@ -29,7 +29,7 @@ import {
   createNamespace,
   deleteNamespace,
   done,
-  dumpNamespace,
+  dumpingOnFailure as dumpOnFailure,
   freePort,
   pending,
   probe,
@@ -112,14 +112,9 @@ afterAll(async () => {
   await cluster.close();
 });
 
-async function dumpingOnFailure(body: () => Promise<void>): Promise<void> {
-  try {
-    await body();
-  } catch (error) {
-    await Promise.all(namespaces.map((ns) => dumpNamespace(cluster, ns).catch(() => undefined)));
-    throw error;
-  }
-}
+/** Runs a test body; when it fails, the test's namespaces are dumped to the run's log folder. */
+const dumpingOnFailure = (body: () => Promise<void>): Promise<void> =>
+  dumpOnFailure(cluster, namespaces, body);
 
 /** The admin's merge patch of a namespace's metadata (null removes a key). */
 async function patchNamespace(

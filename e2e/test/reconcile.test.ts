@@ -41,7 +41,7 @@ import {
   deploymentYaml,
   deploymentRolloutStatus,
   done,
-  dumpNamespace,
+  dumpingOnFailure,
   metricSamples,
   metricSum,
   pending,
@@ -98,14 +98,7 @@ afterAll(async () => {
  */
 async function scenario(namespaces: string[], body: () => Promise<void>): Promise<void> {
   try {
-    await body();
-  } catch (error) {
-    await Promise.all(
-      [...namespaces, install.system].map((ns) =>
-        dumpNamespace(cluster, ns).catch(() => undefined),
-      ),
-    );
-    throw error;
+    await dumpingOnFailure(cluster, [...namespaces, install.system], body);
   } finally {
     await Promise.all(namespaces.map((ns) => deleteNamespace(cluster, ns, { wait: true })));
   }

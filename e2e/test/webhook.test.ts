@@ -44,7 +44,7 @@ import {
   createServiceAccount,
   deleteNamespace,
   done,
-  dumpNamespace,
+  dumpingOnFailure as dumpOnFailure,
   freePort,
   grantRole,
   makeServingCert,
@@ -220,14 +220,8 @@ afterAll(async () => {
 });
 
 /** Runs a test body; when it fails, the test's namespaces are dumped to the run's log folder. */
-async function dumpingOnFailure(body: () => Promise<void>): Promise<void> {
-  try {
-    await body();
-  } catch (error) {
-    await Promise.all(namespaces.map((ns) => dumpNamespace(cluster, ns).catch(() => undefined)));
-    throw error;
-  }
-}
+const dumpingOnFailure = (body: () => Promise<void>): Promise<void> =>
+  dumpOnFailure(cluster, namespaces, body);
 
 /** The webhook's JSON log entries, from byte `from` of its log on. */
 function webhookLog(from?: number): Record<string, unknown>[] {

@@ -13,3 +13,12 @@ export function apiErrorMessage(err: unknown): string {
   }
   return err instanceof Error ? err.message : String(err);
 }
+
+/** The HTTP status of an API error (client-node's ApiException carries it as `code`). */
+export function httpStatus(err: unknown): number | undefined {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return typeof code === 'number' ? code : undefined;
+}
+
+/** 409: the object changed since it was read, or appeared before a create. */
+export const isConflict = (err: unknown): boolean => httpStatus(err) === 409;

@@ -8,3 +8,4 @@ export * from './poll';
 export * from './probe-server';
 export * from './flags';
 export * from './errors';
+export * from './workloads';

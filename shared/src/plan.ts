@@ -590,7 +590,8 @@ function stopOf(stopper: Judged | undefined): StopDecision | undefined {
     : undefined;
 }
 
-function earliest(times: readonly (number | undefined)[]): number | undefined {
+/** The earliest of the times given, or undefined when none is. */
+export function earliest(times: readonly (number | undefined)[]): number | undefined {
   const known = times.filter((t) => t !== undefined);
   return known.length > 0 ? Math.min(...known) : undefined;
 }
