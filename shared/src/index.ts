@@ -2,6 +2,7 @@
 export * from './names';
 export * from './k8s';
 export * from './schema';
+export * from './shape';
 export * from './config';
 export * from './default-config';
 export * from './overrides-catalog';

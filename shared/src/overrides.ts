@@ -5,7 +5,7 @@
 import type { Config } from './config';
 import { OVERRIDE_PREFIX } from './names';
 import { LOG_LEVELS, OVERRIDE_NAMES, type LogLevel, type OverrideName } from './overrides-catalog';
-import { IMAGE_REFERENCE, QUANTITY, isPortRange } from './schema';
+import { IMAGE_REFERENCE, QUANTITY, isPortRange, quote } from './schema';
 
 export interface OverrideValues {
   'proxy-cpu-request': string;
@@ -29,7 +29,7 @@ export class InvalidOverrideError extends Error {
     readonly value: string,
     readonly reason: string,
   ) {
-    super(`annotation ${annotation}=${JSON.stringify(value)} ignored: ${reason}`);
+    super(`annotation ${annotation}=${quote(value)} ignored: ${reason}`);
     this.name = 'InvalidOverrideError';
   }
 }

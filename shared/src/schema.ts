@@ -22,11 +22,26 @@ export class Reader {
 /** Reads `value` at `path`; undefined means "absent" to the caller, or an error was recorded. */
 export type Field<T> = (r: Reader, value: unknown, path: (string | number)[]) => T | undefined;
 
+/** How a value is named in an error message: its type, and for a scalar a bounded prefix of it. */
 export function describe(value: unknown): string {
+  if (value === undefined) return 'nothing (it is missing)';
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
   if (isRecord(value)) return 'a mapping';
-  return `${typeof value} ${JSON.stringify(value)}`;
+  if (typeof value === 'string') return `string ${quote(value)}`;
+  return `${typeof value} ${String(value as number | boolean | bigint | symbol)}`;
+}
+
+const QUOTE_LIMIT = 40;
+
+/** A string cut to a bounded prefix, for messages and paths: input can be megabytes long. */
+export function clipped(value: string): string {
+  return value.length > QUOTE_LIMIT ? `${value.slice(0, QUOTE_LIMIT)}...` : value;
+}
+
+/** A string quoted for an error message, cut to a bounded prefix. */
+export function quote(value: string): string {
+  return JSON.stringify(clipped(value));
 }
 
 export const str =
@@ -37,7 +52,7 @@ export const str =
     if (pattern && !pattern.test(v))
       return r.fail(
         p,
-        `must be ${hint ?? `a string matching ${String(pattern)}`}; got ${JSON.stringify(v)}`,
+        `must be ${hint ?? `a string matching ${String(pattern)}`}; got ${quote(v)}`,
       );
     return v;
   };

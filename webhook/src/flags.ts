@@ -24,6 +24,7 @@ export interface WebhookFlags {
   onError: 'allow' | 'deny';
   logLevel: string;
   maxBodyBytes: number;
+  maxBodyBytesInFlight: number;
   shutdownDelaySeconds: number;
   systemNamespace: string;
   nativeSidecars: 'auto' | 'supported' | 'unsupported';
@@ -36,7 +37,11 @@ const DEFAULTS: Record<string, string> = {
   'metrics-listen': ':9090',
   'on-error': 'allow',
   'log-level': 'info',
-  'max-body-bytes': String(8 * 1024 * 1024),
+  // An object the API server accepts is at most 3 MiB of JSON (its request body limit); a
+  // review of an UPDATE carries two (object and oldObject), plus a small envelope.
+  'max-body-bytes': String(7 * 1024 * 1024),
+  // Two reviews of the largest size, or about two thousand of a real pod's 8 KiB, at once.
+  'max-body-bytes-in-flight': String(16 * 1024 * 1024),
   'shutdown-delay-seconds': '5',
   'system-namespace': 'outrigger-system',
   'native-sidecars': 'auto',
@@ -69,6 +74,11 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = {}): Webhook
     onError: oneOf('on-error', get('on-error'), ['allow', 'deny'] as const),
     logLevel: oneOf('log-level', get('log-level'), ['error', 'warn', 'info', 'debug'] as const),
     maxBodyBytes: positiveInt('max-body-bytes', get('max-body-bytes'), 1024),
+    maxBodyBytesInFlight: positiveInt(
+      'max-body-bytes-in-flight',
+      get('max-body-bytes-in-flight'),
+      1024,
+    ),
     shutdownDelaySeconds: positiveInt('shutdown-delay-seconds', get('shutdown-delay-seconds'), 0),
     systemNamespace: get('system-namespace'),
     nativeSidecars: oneOf('native-sidecars', get('native-sidecars'), [
@@ -102,6 +112,10 @@ function checkCombinations(f: WebhookFlags): WebhookFlags {
     throw new FlagError(
       'the webhook serves HTTPS only: give --tls-cert-file and --tls-key-file, or --tls-secret NAMESPACE/NAME',
     );
+  if (f.maxBodyBytesInFlight < f.maxBodyBytes)
+    throw new FlagError(
+      `--max-body-bytes-in-flight (${f.maxBodyBytesInFlight}) must be at least --max-body-bytes (${f.maxBodyBytes})`,
+    );
   if (f.configFile && f.configMap)
     throw new FlagError('give either --config-file or --config-map, not both');
   return f;
@@ -120,7 +134,8 @@ export const USAGE = `Usage: outrigger-webhook [flags]   (each flag is also an e
   --on-error allow|deny           answer to an internal failure (default allow, with a warning)
   --native-sidecars auto|supported|unsupported   (default auto: ask the API server's version)
   --system-namespace NAME         the namespace Outrigger runs in, never injected (default outrigger-system)
-  --max-body-bytes N              larger request bodies get 413 (default 8 MiB)
+  --max-body-bytes N              larger request bodies get 413 (default 7 MiB)
+  --max-body-bytes-in-flight N    bodies of all requests read at once; more wait (default 16 MiB)
   --shutdown-delay-seconds N      after SIGTERM, keep serving N seconds with /readyz failing (default 5)
   --log-level error|warn|info|debug`;
 

@@ -14,6 +14,7 @@ import {
   RevisionRefresher,
   type ConfigSource,
 } from './config-source';
+import { BodyBudget } from './body';
 import { FlagError, USAGE, parseFlags, type WebhookFlags } from './flags';
 import { createLogger, type Logger } from './log';
 import { WebhookMetrics } from './metrics';
@@ -156,6 +157,7 @@ export async function startWebhook(flags: WebhookFlags, deps: WebhookDeps): Prom
     logger,
     onError: flags.onError,
     maxBodyBytes: flags.maxBodyBytes,
+    bodyBudget: new BodyBudget(flags.maxBodyBytesInFlight),
   });
   const https = await startHttps(handler, pair, flags.listen);
   tlsStore.onChange((p) =>

@@ -1,7 +1,16 @@
 // AdmissionReview v1 on the wire: reading a request body strictly enough to answer 400 with a
 // useful message, and building responses (allow, JSONPatch, warnings, denial).
 
-import { isRecord, serializePatch, type AddOperation, type KubeObject } from '@outrigger/shared';
+import {
+  describe,
+  isRecord,
+  isStampedKind,
+  podShapeIssue,
+  serializePatch,
+  workloadShapeIssue,
+  type AddOperation,
+  type KubeObject,
+} from '@outrigger/shared';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 
@@ -46,66 +55,117 @@ export class BadReviewError extends Error {
   }
 }
 
+/**
+ * Deeper than any Pod or workload the API server sends (one with managedFields reaches about
+ * 15), shallow enough that no recursive reader of the parsed value can run out of stack.
+ */
+export const MAX_NESTING = 100;
+
+/** The deepest nesting of arrays and objects in a JSON text; strings are skipped. */
+export function nestingDepth(body: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < body.length; i++) {
+    const c = body.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // a backslash escapes the next character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) deepest = Math.max(deepest, ++depth);
+    else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return deepest;
+}
+
 function readKind(value: unknown): GroupVersionKind {
   if (!isRecord(value) || typeof value.kind !== 'string' || typeof value.version !== 'string')
-    throw new BadReviewError('request.kind must be {group, version, kind}');
-  return {
-    group: typeof value.group === 'string' ? value.group : '',
-    version: value.version,
-    kind: value.kind,
-  };
+    throw new BadReviewError(
+      `request.kind must be {group, version, kind} strings; got ${describe(value)}`,
+    );
+  if (value.group !== undefined && typeof value.group !== 'string')
+    throw new BadReviewError(`request.kind.group must be a string; got ${describe(value.group)}`);
+  return { group: value.group ?? '', version: value.version, kind: value.kind };
 }
 
 function optionalObject(value: unknown, field: string): KubeObject | undefined {
   if (value === undefined || value === null) return undefined;
-  if (!isRecord(value)) throw new BadReviewError(`request.${field} must be an object`);
+  if (!isRecord(value))
+    throw new BadReviewError(`request.${field} must be an object; got ${describe(value)}`);
   return value;
 }
 
-const optionalString = (v: unknown): string | undefined =>
-  typeof v === 'string' && v !== '' ? v : undefined;
+function optionalString(r: Record<string, unknown>, field: string): string | undefined {
+  const v = r[field];
+  if (v === undefined || v === null || v === '') return undefined;
+  if (typeof v !== 'string')
+    throw new BadReviewError(`request.${field} must be a string; got ${describe(v)}`);
+  return v;
+}
 
 /** Parses and checks a request body. Throws BadReviewError for anything malformed. */
 export function parseReview(body: string): AdmissionRequest {
+  // Checked before parsing: everything after JSON.parse may recurse over the value.
+  if (nestingDepth(body) > MAX_NESTING)
+    throw new BadReviewError(`body nests arrays and objects deeper than ${MAX_NESTING} levels`);
   let value: unknown;
   try {
     value = JSON.parse(body);
   } catch (err) {
-    throw new BadReviewError(`body is not JSON: ${(err as Error).message}`);
+    throw new BadReviewError(`body is not JSON: ${(err as Error).message.slice(0, 200)}`);
   }
   if (!isRecord(value)) throw new BadReviewError('body must be a JSON object (an AdmissionReview)');
   if (value.kind !== 'AdmissionReview')
-    throw new BadReviewError(`kind must be AdmissionReview; got ${JSON.stringify(value.kind)}`);
+    throw new BadReviewError(`kind must be AdmissionReview; got ${describe(value.kind)}`);
   if (value.apiVersion !== ADMISSION_API_VERSION)
     throw new BadReviewError(
-      `apiVersion must be ${ADMISSION_API_VERSION}; got ${JSON.stringify(value.apiVersion)} (set admissionReviewVersions: [v1] in the webhook configuration)`,
+      `apiVersion must be ${ADMISSION_API_VERSION}; got ${describe(value.apiVersion)} (set admissionReviewVersions: [v1] in the webhook configuration)`,
     );
   const r = value.request;
-  if (!isRecord(r)) throw new BadReviewError('request is missing');
+  if (!isRecord(r)) throw new BadReviewError(`request must be an object; got ${describe(r)}`);
   return readRequest(r);
 }
 
 function readRequest(r: Record<string, unknown>): AdmissionRequest {
-  if (typeof r.uid !== 'string' || r.uid === '') throw new BadReviewError('request.uid is missing');
-  if (typeof r.operation !== 'string') throw new BadReviewError('request.operation is missing');
+  if (typeof r.uid !== 'string' || r.uid === '')
+    throw new BadReviewError(`request.uid must be a non-empty string; got ${describe(r.uid)}`);
+  if (typeof r.operation !== 'string')
+    throw new BadReviewError(`request.operation must be a string; got ${describe(r.operation)}`);
+  if (r.dryRun !== undefined && r.dryRun !== null && typeof r.dryRun !== 'boolean')
+    throw new BadReviewError(`request.dryRun must be true or false; got ${describe(r.dryRun)}`);
   const request: AdmissionRequest = {
     uid: r.uid,
     kind: readKind(r.kind),
     operation: r.operation,
     dryRun: r.dryRun === true,
   };
-  const fields = {
-    namespace: optionalString(r.namespace),
-    name: optionalString(r.name),
-    subResource: optionalString(r.subResource),
-  };
-  for (const [k, v] of Object.entries(fields))
-    if (v !== undefined) request[k as keyof typeof fields] = v;
+  for (const field of ['namespace', 'name', 'subResource'] as const) {
+    const v = optionalString(r, field);
+    if (v !== undefined) request[field] = v;
+  }
   const object = optionalObject(r.object, 'object');
   const oldObject = optionalObject(r.oldObject, 'oldObject');
   if (object) request.object = object;
   if (oldObject) request.oldObject = oldObject;
+  checkShape(request);
   return request;
+}
+
+/** Checks the fields admission will read, for the kinds it handles; others pass untouched. */
+function checkShape(request: AdmissionRequest): void {
+  const { kind, object, oldObject } = request;
+  const shapeIssue =
+    kind.group === '' && kind.kind === 'Pod'
+      ? podShapeIssue
+      : kind.group === 'apps' && isStampedKind(kind.kind)
+        ? workloadShapeIssue
+        : undefined;
+  if (!shapeIssue) return;
+  const issue =
+    (object && shapeIssue(object, 'request.object')) ??
+    (oldObject && shapeIssue(oldObject, 'request.oldObject'));
+  if (issue) throw new BadReviewError(issue);
 }
 
 /** Kubernetes truncates long warnings; keep each one readable within its limit. */

@@ -19,6 +19,7 @@ export { boundPort } from '@outrigger/kube';
 import type { Address } from './flags';
 import type { Logger } from './log';
 import type { WebhookMetrics } from './metrics';
+import { BodyTooLargeError, readBody, type Body, type BodyBudget } from './body';
 import { BadReviewError, allow, deny, parseReview, wrap, type AdmissionRequest } from './review';
 import type { KeyPair } from './tls';
 
@@ -30,6 +31,8 @@ export interface HandlerDeps {
   logger: Logger;
   onError: 'allow' | 'deny';
   maxBodyBytes: number;
+  /** Shared by every request in flight; see body.ts. */
+  bodyBudget: BodyBudget;
 }
 
 const ROUTES: Record<string, Endpoint> = {
@@ -37,30 +40,8 @@ const ROUTES: Record<string, Endpoint> = {
   '/mutate/workloads': 'workloads',
 };
 
-class BodyTooLargeError extends Error {}
-
-function readBody(req: IncomingMessage, limit: number): Promise<string> {
-  const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > limit) return Promise.reject(new BodyTooLargeError());
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        reject(new BodyTooLargeError());
-        req.removeAllListeners('data');
-        req.resume();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
 function send(res: ServerResponse, status: number, body: string, type = 'application/json'): void {
+  if (res.headersSent || res.destroyed) return;
   res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }
@@ -75,9 +56,25 @@ export function createAdmissionHandler(
     if (req.method !== 'POST')
       return send(res, 405, 'method not allowed: POST an AdmissionReview\n', 'text/plain');
     deps.metrics.inFlight.inc({ endpoint });
-    void serve(endpoint, req, res, deps).finally(() => deps.metrics.inFlight.dec({ endpoint }));
+    serve(endpoint, req, res, deps)
+      .catch((err: unknown) => failed(endpoint, res, deps, err))
+      .finally(() => deps.metrics.inFlight.dec({ endpoint }));
   };
 }
+
+/** A failure no request should cause: counted, logged, answered 500; the process goes on. */
+function failed(endpoint: Endpoint, res: ServerResponse, deps: HandlerDeps, err: unknown): void {
+  try {
+    deps.metrics.internalErrors.inc({ endpoint });
+    deps.logger.error('request failed', { endpoint, error: messageOf(err) });
+    send(res, 500, 'internal error: see the webhook log\n', 'text/plain');
+  } catch {
+    res.destroy();
+  }
+}
+
+const messageOf = (err: unknown): string =>
+  err instanceof Error ? `${err.name}: ${err.message.slice(0, 500)}` : 'unknown error';
 
 async function serve(
   endpoint: Endpoint,
@@ -85,9 +82,9 @@ async function serve(
   res: ServerResponse,
   deps: HandlerDeps,
 ): Promise<void> {
-  let body: string;
+  let body: Body;
   try {
-    body = await readBody(req, deps.maxBodyBytes);
+    body = await readBody(req, deps.maxBodyBytes, deps.bodyBudget);
   } catch (err) {
     const tooLarge = err instanceof BodyTooLargeError;
     deps.metrics.admissions.inc({
@@ -95,11 +92,26 @@ async function serve(
       outcome: 'invalid',
       reason: tooLarge ? 'body-too-large' : 'read-error',
     });
-    if (tooLarge)
-      send(res, 413, `request body over the limit of ${deps.maxBodyBytes} bytes\n`, 'text/plain');
-    else req.destroy();
+    // The rest of a large body is not read: closing the connection after the answer stops it.
+    if (tooLarge) {
+      res.setHeader('connection', 'close');
+      send(res, 413, `${err.message}\n`, 'text/plain');
+    } else req.destroy();
     return;
   }
+  try {
+    await admit(endpoint, body.text, res, deps);
+  } finally {
+    body.release();
+  }
+}
+
+async function admit(
+  endpoint: Endpoint,
+  body: string,
+  res: ServerResponse,
+  deps: HandlerDeps,
+): Promise<void> {
   const start = performance.now();
   let request: AdmissionRequest;
   try {
@@ -111,6 +123,7 @@ async function serve(
     return send(res, 400, `malformed AdmissionReview: ${err.message}\n`, 'text/plain');
   }
   const admission = await answer(endpoint, request, deps);
+  if (res.destroyed) return;
   send(res, 200, JSON.stringify(wrap(admission.response)));
   const { outcome, reason } = admission.result;
   deps.metrics.observe({ endpoint, outcome, reason }, (performance.now() - start) / 1000);
@@ -165,6 +178,11 @@ async function answer(
 export const SERVER_TIMEOUTS = {
   headersTimeout: 10_000,
   requestTimeout: 30_000,
+  // Node checks the two timeouts above on this interval (30 s by default), so they fired up
+  // to 30 s late: a slow client held its connection and its body's budget that much longer.
+  connectionsCheckingInterval: 1000,
+  // A client that opens a connection and never finishes the TLS handshake (default 120 s).
+  handshakeTimeout: 10_000,
   // Longer than the client's idle timeout (90 s in Go's transport), so the server never
   // closes a connection the API server is about to reuse.
   keepAliveTimeout: 120_000,

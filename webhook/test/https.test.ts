@@ -116,7 +116,7 @@ describe('POST /mutate/pods', () => {
 
   it('admits a pod it cannot handle unchanged, with its reason', async () => {
     const r = responseOf(
-      await send('/mutate/pods', review({ metadata: { name: 'x' }, spec: { containers: 'nope' } })),
+      await send('/mutate/pods', review({ metadata: { name: 'x' }, spec: { containers: [] } })),
     );
     expect(r).toEqual({ uid: expect.any(String), allowed: true });
     expect(await metrics.registry.metrics()).toMatch(/reason="invalid-pod-spec"\} 1/);
@@ -144,11 +144,26 @@ describe('bad input', () => {
     [
       'no request',
       '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}',
-      /request is missing/,
+      /request must be an object; got nothing/,
     ],
-    ['no uid', review({}, { uid: '' }), /request.uid is missing/],
+    ['no uid', review({}, { uid: '' }), /request.uid must be a non-empty string; got string ""/],
     ['bad kind', review({}, { kind: 'Pod' }), /request.kind must be/],
     ['object not an object', review('a pod'), /request.object must be an object/],
+    [
+      'a field of the pod of the wrong type',
+      review({ metadata: { name: 'x' }, spec: { containers: 'nope' } }),
+      /request.object.spec.containers must be a list; got string "nope"/,
+    ],
+    [
+      'a deeply nested kind',
+      `{"kind":${'['.repeat(10_000)}${']'.repeat(10_000)}}`,
+      /nests arrays and objects deeper than 100 levels/,
+    ],
+    [
+      'a deeply nested apiVersion',
+      `{"kind":"AdmissionReview","apiVersion":${'['.repeat(50)}${']'.repeat(50)}}`,
+      /apiVersion must be admission.k8s.io\/v1; got a list/,
+    ],
   ])('%s: 400 with a message', async (_name, body, message) => {
     const reply = await send('/mutate/pods', body);
     expect(reply.status).toBe(400);

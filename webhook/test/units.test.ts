@@ -8,6 +8,7 @@ import { FlagError, parseFlags } from '../src/flags';
 import { silentLogger } from '../src/log';
 import { WebhookMetrics } from '../src/metrics';
 import { parseReview } from '../src/review';
+import { BodyBudget } from '../src/body';
 import { createAdmissionHandler } from '../src/server';
 import { review } from './support';
 
@@ -82,6 +83,7 @@ describe('--on-error', () => {
       logger: silentLogger(),
       onError,
       maxBodyBytes: 100_000,
+      bodyBudget: new BodyBudget(100_000),
     });
     const server = createServer(handler);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

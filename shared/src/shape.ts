@@ -1,0 +1,141 @@
+// The shape of the fields the core reads from a Pod or a workload, checked before it reads them.
+// The API server only ever sends well-typed objects; anything else is a hostile or broken
+// client, and it gets an error naming the field instead of a crash deep inside injection.
+// Absent and null fields are fine everywhere: the core treats them as empty.
+
+import { isRecord } from './k8s';
+import { clipped, describe as describeValue } from './schema';
+
+/** What a field must be, in the words of the error message. */
+type Kind = 'string' | 'boolean' | 'integer' | 'mapping' | 'list' | 'string map';
+
+/** A list whose items are mappings of one shape. */
+class ListOf {
+  constructor(readonly item: Shape) {}
+}
+const listOf = (item: Shape): ListOf => new ListOf(item);
+
+/** A mapping's fields and their shapes; a nested Shape is a mapping. */
+interface Shape {
+  readonly [field: string]: Kind | Shape | ListOf;
+}
+
+const OWNER_REFERENCE: Shape = {
+  apiVersion: 'string',
+  kind: 'string',
+  name: 'string',
+  controller: 'boolean',
+};
+
+const METADATA: Shape = {
+  name: 'string',
+  generateName: 'string',
+  namespace: 'string',
+  uid: 'string',
+  resourceVersion: 'string',
+  labels: 'string map',
+  annotations: 'string map',
+  ownerReferences: listOf(OWNER_REFERENCE),
+};
+
+const CONTAINER: Shape = {
+  name: 'string',
+  image: 'string',
+  restartPolicy: 'string',
+  ports: listOf({ name: 'string', containerPort: 'integer', protocol: 'string' }),
+  env: listOf({ name: 'string' }),
+  resources: { requests: 'string map', limits: 'string map' },
+  securityContext: 'mapping',
+  volumeMounts: listOf({ name: 'string' }),
+};
+
+const POD_SPEC: Shape = {
+  containers: listOf(CONTAINER),
+  initContainers: listOf(CONTAINER),
+  volumes: listOf({ name: 'string' }),
+  hostNetwork: 'boolean',
+  restartPolicy: 'string',
+};
+
+const POD: Shape = { metadata: METADATA, spec: POD_SPEC };
+
+const WORKLOAD: Shape = {
+  metadata: METADATA,
+  spec: { template: POD, updateStrategy: { type: 'string' }, replicas: 'integer' },
+};
+
+function kindMatches(kind: Kind, value: unknown): boolean {
+  switch (kind) {
+    case 'string':
+      return typeof value === 'string';
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'integer':
+      return typeof value === 'number' && Number.isInteger(value);
+    case 'mapping':
+      return isRecord(value);
+    case 'list':
+      return Array.isArray(value);
+    case 'string map':
+      return isRecord(value) && Object.values(value).every((v) => typeof v === 'string');
+  }
+}
+
+/** Names the first string-map entry that is not a string, or the value itself. */
+function stringMapIssue(value: unknown, path: string): string {
+  if (!isRecord(value)) return `${path} must be a mapping of strings; got ${describeValue(value)}`;
+  const [key, bad] = Object.entries(value).find(([, v]) => typeof v !== 'string') ?? ['', ''];
+  return `${path}.${clipped(key)} must be a string; got ${describeValue(bad)}`;
+}
+
+function fieldIssue(spec: Shape[string], value: unknown, path: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof spec === 'string') {
+    if (kindMatches(spec, value)) return undefined;
+    if (spec === 'string map') return stringMapIssue(value, path);
+    const article = spec === 'integer' ? 'an' : 'a';
+    return `${path} must be ${article} ${spec}; got ${describeValue(value)}`;
+  }
+  if (spec instanceof ListOf) return listIssue(spec.item, value, path);
+  if (!isRecord(value)) return `${path} must be a mapping; got ${describeValue(value)}`;
+  return shapeIssue(spec, value, path);
+}
+
+function listIssue(item: Shape, value: unknown, path: string): string | undefined {
+  if (!Array.isArray(value)) return `${path} must be a list; got ${describeValue(value)}`;
+  for (let i = 0; i < value.length; i++) {
+    const entry: unknown = value[i];
+    if (!isRecord(entry)) return `${path}[${i}] must be a mapping; got ${describeValue(entry)}`;
+    const issue = shapeIssue(item, entry, `${path}[${i}]`);
+    if (issue) return issue;
+  }
+  return undefined;
+}
+
+function shapeIssue(
+  shape: Shape,
+  value: Record<string, unknown>,
+  path: string,
+): string | undefined {
+  for (const [field, spec] of Object.entries(shape)) {
+    const issue = fieldIssue(spec, value[field], `${path}.${field}`);
+    if (issue) return issue;
+  }
+  return undefined;
+}
+
+/**
+ * The first field of a Pod the core would misread, as `<path>.<field> must be ...; got ...`,
+ * or undefined when every field it reads has the right type. `path` names the object.
+ */
+export function podShapeIssue(pod: Record<string, unknown>, path: string): string | undefined {
+  return shapeIssue(POD, pod, path);
+}
+
+/** The same for a Deployment, StatefulSet or DaemonSet, its pod template included. */
+export function workloadShapeIssue(
+  workload: Record<string, unknown>,
+  path: string,
+): string | undefined {
+  return shapeIssue(WORKLOAD, workload, path);
+}

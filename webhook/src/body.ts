@@ -1,0 +1,149 @@
+// Reading request bodies under two byte budgets: one per request (larger gets 413) and one
+// shared by every request in flight, so that no mix of large or slow bodies can take the
+// process over its memory limit. A request reserves its whole declared length before its
+// first byte is read, and waits, unread, until the shared budget has room: reading only part
+// of many bodies at once could fill the budget with requests that can never all finish.
+
+import type { IncomingMessage } from 'node:http';
+
+export class BodyTooLargeError extends Error {
+  constructor(readonly limit: number) {
+    super(`request body over the limit of ${limit} bytes`);
+    this.name = 'BodyTooLargeError';
+  }
+}
+
+/** The shared budget: bytes reserved by the requests being read or answered. */
+export class BodyBudget {
+  private reserved = 0;
+  private readonly waiting: { bytes: number; grant: () => void }[] = [];
+
+  constructor(readonly totalBytes: number) {}
+
+  get inUse(): number {
+    return this.reserved;
+  }
+
+  /**
+   * Asks for `bytes`; `granted` resolves once they are reserved, in the order asked. `cancel`
+   * withdraws a request not granted yet (its client went away while it waited).
+   */
+  reserve(bytes: number): { granted: Promise<void>; cancel: () => void } {
+    if (this.waiting.length === 0 && this.fits(bytes)) {
+      this.reserved += bytes;
+      return { granted: Promise.resolve(), cancel: () => undefined };
+    }
+    let entry = { bytes, grant: (): void => undefined };
+    const granted = new Promise<void>((grant) => (entry = { bytes, grant }));
+    this.waiting.push(entry);
+    const cancel = (): void => {
+      const i = this.waiting.indexOf(entry);
+      if (i < 0) return;
+      this.waiting.splice(i, 1);
+      this.grantWaiting();
+    };
+    return { granted, cancel };
+  }
+
+  release(bytes: number): void {
+    this.reserved -= bytes;
+    this.grantWaiting();
+  }
+
+  private grantWaiting(): void {
+    while (this.waiting.length > 0) {
+      const next = this.waiting[0];
+      if (!next || !this.fits(next.bytes)) return;
+      this.waiting.shift();
+      this.reserved += next.bytes;
+      next.grant();
+    }
+  }
+
+  /** A request larger than the whole budget still runs, alone, so it cannot wait for ever. */
+  private fits(bytes: number): boolean {
+    return this.reserved === 0 || this.reserved + bytes <= this.totalBytes;
+  }
+}
+
+export interface Body {
+  text: string;
+  /** Gives the reservation back; call once the answer no longer needs the body. */
+  release: () => void;
+}
+
+/**
+ * Reads the body of `req`, at most `limit` bytes, inside `budget`. A body without a declared
+ * length (chunked) reserves the whole limit, as its size is known only at its end.
+ */
+export async function readBody(
+  req: IncomingMessage,
+  limit: number,
+  budget: BodyBudget,
+): Promise<Body> {
+  const header = req.headers['content-length'];
+  const declared = header === undefined ? undefined : Number(header);
+  if (declared !== undefined && declared > limit) throw new BodyTooLargeError(limit);
+  const bytes = declared ?? limit;
+  req.pause();
+  await waitForBudget(req, budget, bytes);
+  let released = false;
+  const release = (): void => {
+    if (released) return;
+    released = true;
+    budget.release(bytes);
+  };
+  try {
+    const text = await collect(req, limit, declared);
+    return { text, release };
+  } catch (err) {
+    release();
+    throw err;
+  }
+}
+
+/** Waits for the reservation; a client that goes away meanwhile gives up its place. */
+function waitForBudget(req: IncomingMessage, budget: BodyBudget, bytes: number): Promise<void> {
+  const gone = new Error('the client closed the connection before its body was read');
+  return new Promise((resolve, reject) => {
+    const ticket = budget.reserve(bytes);
+    const onClose = (): void => {
+      ticket.cancel();
+      reject(gone);
+    };
+    req.once('close', onClose);
+    void ticket.granted.then(() => {
+      req.off('close', onClose);
+      if (!req.destroyed) return resolve();
+      budget.release(bytes);
+      reject(gone);
+    });
+  });
+}
+
+/** The body's bytes, into one buffer of the declared size when there is one (no copy twice). */
+function collect(req: IncomingMessage, limit: number, declared: number | undefined) {
+  return new Promise<string>((resolve, reject) => {
+    const whole = declared === undefined ? undefined : Buffer.allocUnsafe(declared);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      if (size + chunk.length > (declared ?? limit)) {
+        req.removeAllListeners('data');
+        req.resume();
+        reject(new BodyTooLargeError(limit));
+        return;
+      }
+      if (whole) chunk.copy(whole, size);
+      else chunks.push(chunk);
+      size += chunk.length;
+    });
+    req.on('end', () => {
+      const buffer = whole ? whole.subarray(0, size) : Buffer.concat(chunks, size);
+      resolve(buffer.toString('utf8'));
+    });
+    req.on('error', reject);
+    req.on('close', () => reject(new Error('the connection closed before the body ended')));
+    req.resume();
+  });
+}
