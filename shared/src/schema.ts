@@ -29,7 +29,8 @@ export function describe(value: unknown): string {
   if (Array.isArray(value)) return 'a list';
   if (isRecord(value)) return 'a mapping';
   if (typeof value === 'string') return `string ${quote(value)}`;
-  return `${typeof value} ${String(value as number | boolean | bigint | symbol)}`;
+  if (typeof value === 'number' || typeof value === 'boolean') return `${typeof value} ${value}`;
+  return typeof value;
 }
 
 const QUOTE_LIMIT = 40;
