@@ -316,14 +316,23 @@ export class TestInstall {
     this.webhook = undefined;
   }
 
-  /** Starts the webhook again, on the same address. */
-  async resumeWebhook(): Promise<void> {
+  /**
+   * Starts the webhook (again, on the same address), by default waiting until it is ready; a
+   * start that should wait for something, such as its certificate, passes `waitReady: false`.
+   */
+  async resumeWebhook(o: { waitReady?: boolean } = {}): Promise<ManagedProcess> {
     this.webhook = await startProcess({
       name: 'outrigger-webhook',
       command: process.execPath,
       args: this.webhookArgs,
-      ready: { url: this.webhookReadyUrl },
+      ready: o.waitReady === false ? undefined : { url: this.webhookReadyUrl },
     });
+    return this.webhook;
+  }
+
+  /** The webhook's /healthz URL, beside its /readyz. */
+  get webhookHealthUrl(): string {
+    return `http://127.0.0.1:${this.webhookMetricsPort}/healthz`;
   }
 
   /** The API server picks a new configuration up within a second or so: a dry run shows when. */

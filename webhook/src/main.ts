@@ -103,18 +103,91 @@ function tlsSource(
   );
 }
 
-export async function startWebhook(flags: WebhookFlags, deps: WebhookDeps): Promise<Webhook> {
+/** How often a component still waiting at start-up says what it waits for. */
+const WAITING_LOG_MS = 10_000;
+
+/** Thrown when a SIGTERM arrives before the webhook serves: not a failure. */
+class StartAborted extends Error {}
+
+/**
+ * Calls `attempt` until it succeeds, every `intervalMs`, saying at most every WAITING_LOG_MS
+ * what it waits for and why. Stops (throws StartAborted) when `signal` aborts.
+ */
+async function waitUntil<T>(options: {
+  what: string;
+  attempt: () => Promise<T | undefined>;
+  logger: Logger;
+  signal: AbortSignal;
+  intervalMs?: number;
+}): Promise<T> {
+  const { what, attempt, logger, signal } = options;
+  let lastLog = 0;
+  for (;;) {
+    if (signal.aborted) throw new StartAborted();
+    let why = 'not there yet';
+    try {
+      const value = await attempt();
+      if (value !== undefined) return value;
+    } catch (err) {
+      why = (err as Error).message;
+    }
+    if (Date.now() - lastLog >= WAITING_LOG_MS) {
+      lastLog = Date.now();
+      logger.warn(`waiting for ${what}`, { why });
+    }
+    await new Promise((r) => setTimeout(r, options.intervalMs ?? 1000));
+  }
+}
+
+/**
+ * Starts the probe server first, then waits (with /readyz false and progress in the log) for
+ * the API, the configuration, the namespaces and the serving certificate, in whatever order
+ * they come: on a fresh install the controller creates the certificate's Secret after the
+ * webhook starts. Anything started is stopped again if the start fails or is aborted.
+ */
+export async function startWebhook(
+  flags: WebhookFlags,
+  deps: WebhookDeps,
+  signal: AbortSignal = new AbortController().signal,
+): Promise<Webhook> {
+  const stops: (() => Promise<void>)[] = [];
+  try {
+    return await start(flags, deps, signal, stops);
+  } catch (err) {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    throw err;
+  }
+}
+
+async function start(
+  flags: WebhookFlags,
+  deps: WebhookDeps,
+  signal: AbortSignal,
+  stops: (() => Promise<void>)[],
+): Promise<Webhook> {
   const { logger, metrics } = deps;
+  let shuttingDown = false;
+  let serving = false;
+  let state: AdmissionState | undefined;
+  const ready = (): boolean => serving && !shuttingDown && state !== undefined;
+  const http = await startMetricsServer(metrics, { live: () => true, ready }, flags.metricsListen);
+  stops.push(() => new Promise((r) => http.close(() => r())));
+  logger.info('probes and metrics listening', { port: boundPort(http) });
+
   const kc = apiNeeded(flags) ? loadKubeConfig(flags.kubeconfig) : undefined;
   const native =
     flags.nativeSidecars === 'auto'
       ? kc
-        ? await clusterSupportsNativeSidecars(kc)
+        ? await waitUntil({
+            what: 'the API server (its version tells whether native sidecars are supported)',
+            attempt: () => clusterSupportsNativeSidecars(kc),
+            logger,
+            signal,
+          })
         : true
       : flags.nativeSidecars === 'supported';
 
   let namespaces: ReadonlyMap<string, NamespaceMeta> | undefined = kc ? undefined : new Map();
-  let state: AdmissionState | undefined;
   const configStore = new ConfigStore(logger, metrics);
   const rebuild = (): void => {
     const snapshot = configStore.current;
@@ -141,13 +214,19 @@ export async function startWebhook(flags: WebhookFlags, deps: WebhookDeps): Prom
         rebuild();
       })
     : undefined;
+  stops.push(
+    () => config.stop(),
+    () => tls.stop(),
+    async () => nsWatch?.stop(),
+  );
 
   await Promise.all([config.start(), tls.start(), nsWatch?.start()]);
-  const pair = tlsStore.current;
-  if (!pair)
-    throw new FlagError(
-      'no usable serving certificate: check the files or the Secret named by the flags',
-    );
+  const pair = await waitUntil({
+    what: `the serving certificate (${tlsDescription(flags)})`,
+    attempt: () => Promise.resolve(tlsStore.current),
+    logger,
+    signal,
+  });
 
   const refresher = new RevisionRefresher(configStore, config, metrics);
   const handler = createAdmissionHandler({
@@ -163,10 +242,7 @@ export async function startWebhook(flags: WebhookFlags, deps: WebhookDeps): Prom
   tlsStore.onChange((p) =>
     https.setSecureContext({ cert: p.cert, key: p.key, minVersion: 'TLSv1.2' }),
   );
-
-  let shuttingDown = false;
-  const ready = (): boolean => !shuttingDown && state !== undefined;
-  const http = await startMetricsServer(metrics, { live: () => true, ready }, flags.metricsListen);
+  serving = true;
   logger.info('outrigger-webhook serving', {
     https: boundPort(https),
     metrics: boundPort(http),
@@ -188,6 +264,12 @@ export async function startWebhook(flags: WebhookFlags, deps: WebhookDeps): Prom
     logger.info('stopped');
   };
   return { httpsPort: boundPort(https), metricsPort: boundPort(http), ready, shutdown };
+}
+
+function tlsDescription(f: WebhookFlags): string {
+  if (f.tlsSecret)
+    return `Secret ${f.tlsSecret.namespace}/${f.tlsSecret.name}, keys tls.crt and tls.key; in self-managed mode the controller creates it`;
+  return `files ${f.tlsCertFile ?? ''} and ${f.tlsKeyFile ?? ''}`;
 }
 
 /** Stops accepting, closes connections as they become idle or if never used, waits for the rest. */
@@ -213,20 +295,27 @@ export async function main(argv: string[]): Promise<number> {
   }
   const logger = createLogger(flags.logLevel);
   const metrics = new WebhookMetrics(undefined, true);
-  let webhook: Webhook;
-  try {
-    webhook = await startWebhook(flags, { logger, metrics });
-  } catch (err) {
-    logger.error('outrigger-webhook could not start', { error: (err as Error).message });
-    return 1;
-  }
-  await new Promise<void>((resolve) => {
+  const aborted = new AbortController();
+  let webhook: Webhook | undefined;
+  const stopped = new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       logger.info('signal received', { signal });
-      void webhook.shutdown().then(resolve);
+      aborted.abort();
+      if (webhook) void webhook.shutdown().then(resolve);
+      else resolve();
     };
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
+  try {
+    webhook = await startWebhook(flags, { logger, metrics }, aborted.signal);
+  } catch (err) {
+    if (err instanceof StartAborted) return 0;
+    logger.error('outrigger-webhook could not start', { error: (err as Error).message });
+    return 1;
+  }
+  // A signal that came while the last step of the start ran found nothing to shut down.
+  if (aborted.signal.aborted) await webhook.shutdown();
+  await stopped;
   return 0;
 }
