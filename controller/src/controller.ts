@@ -33,7 +33,7 @@ import { namespaceKey, namespaceOfKey, reconcileNamespace } from './namespace';
 import { countPods, injectedPodSelector } from './pods';
 import { probeReady } from './webhook-probe';
 import { TerminalError, WorkQueue, WriteLimiter, type ReconcileEvent, type Result } from './queue';
-import { WAVE_KEY, WaveStep, type WaveView } from './rollout';
+import { WAVE_KEY, WaveStep, type OwnerBackoff, type WaveView } from './rollout';
 
 /** The global write limit: a first start over thousands of namespaces must not flood the API. */
 export const WRITE_LIMIT = { ratePerSecond: 20, burst: 50 };
@@ -90,7 +90,7 @@ export class Controller {
   private readonly written = new Map<string, Written>();
   private readonly dryRunReported = new Set<string>();
   /** Owners whose last write was refused (not a conflict), with when to try again. */
-  private readonly failures = new Map<string, { count: number; untilMs: number }>();
+  private readonly failures = new Map<string, OwnerBackoff>();
   private readonly apps: AppsV1Api;
   private readonly core: CoreV1Api;
   private readonly limiter: WriteLimiter;

@@ -254,21 +254,22 @@ export class WorkQueue {
 
   /**
    * Adds `key` after `delayMs`. A key waits for at most one delayed add: the earlier one is kept,
-   * as the reconcile it triggers will ask for a later one again if it still needs it.
+   * as the reconcile it triggers will ask for a later one again if it still needs it. A delay of
+   * 0 (or less) still goes through a timer: the key comes back on a later turn of the event
+   * loop, never within the promise callbacks of the run that asked, so a reconcile that keeps
+   * asking to run again cannot starve timers and I/O (probes, Lease renewals, watches).
    */
   addAfter(key: string, delayMs: number): void {
     if (this.state === 'stopped') return;
-    if (!(delayMs > 0)) {
-      this.add(key);
-      return;
-    }
-    const due = this.scheduler.now() + delayMs;
+    const wait = delayMs > 0 ? delayMs : 0;
+    const due = this.scheduler.now() + wait;
     const pending = this.delayed.get(key);
     if (pending && pending.due <= due) return;
     pending?.timer.unsubscribe();
     const entry = { due, timer: Subscription.EMPTY };
     this.delayed.set(key, entry);
-    entry.timer = timer(delayMs, this.scheduler).subscribe(() => {
+    // rxjs's asyncScheduler sets a timer even for 0 ms (its asapScheduler would not).
+    entry.timer = timer(wait, this.scheduler).subscribe(() => {
       if (this.delayed.get(key) === entry) this.delayed.delete(key);
       this.add(key);
     });
@@ -319,7 +320,8 @@ export class WorkQueue {
     const attempt = await this.attempt(key);
     this.processing.delete(key);
     const event = this.settle(key, attempt, this.scheduler.now() - started);
-    if (this.again.delete(key)) this.add(key);
+    // Added while it ran: it runs again, after the event loop has turned (see addAfter).
+    if (this.again.delete(key)) this.addAfter(key, 0);
     this.depthChanged();
     this.safely('onReconcile', () => this.onReconcile(event));
   }

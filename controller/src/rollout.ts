@@ -16,6 +16,7 @@ import {
 import {
   apiErrorMessage,
   isConflict,
+  isRefusal,
   plainJson,
   workloadClient,
   type ObjectRef,
@@ -47,7 +48,7 @@ import {
   type WavePlan,
 } from '@outrigger/shared';
 import { noPods } from './pods';
-import { TerminalError, type Result } from './queue';
+import type { Result } from './queue';
 import type { Workload } from '@outrigger/shared';
 
 export const WAVE_KEY = 'Wave';
@@ -77,14 +78,30 @@ export interface WaveDeps {
   dryRunReported: Set<string>;
   /** Whether the webhook answers its readiness probe; asked only when a heal is planned. */
   webhookReady: () => Promise<boolean>;
-  /** Owners whose last write was refused (not a conflict): kept across steps, for back-off. */
-  failures: Map<string, { count: number; untilMs: number }>;
+  /** Owners whose last write the API server refused, by ownerKey: kept across steps. */
+  failures: Map<string, OwnerBackoff>;
   metrics: ControllerMetrics;
   logger: Logger;
 }
 
-/** How soon a write refused for a stale cache is tried again, once the watch has caught up. */
-export const CONFLICT_REQUEUE_MS = 1000;
+/**
+ * An owner whose writes the API server refused `count` times in a row. Until `untilMs` it is
+ * left out of the wave; after that it is an ordinary candidate again, and the count is kept
+ * only so that its next refusal waits twice as long. A success, or the owner leaving the
+ * caches, forgets it.
+ */
+export interface OwnerBackoff {
+  count: number;
+  untilMs: number;
+}
+
+/**
+ * The shortest wait a wave step asks for, and the wait before planning again after a refusal or
+ * a conflict (by then the watch has usually caught up with the write that conflicted). A step
+ * that cannot make progress waits for an event (a watch) or a timer of at least this, so no
+ * result of a step, whatever the clock or the caches say, can make the wave run back to back.
+ */
+export const MIN_RECHECK_MS = 1000;
 /** Back-off of an owner whose patch the API server refused: 5 s doubling to 5 minutes. */
 export const OWNER_BACKOFF_BASE_MS = 5000;
 export const OWNER_BACKOFF_CAP_MS = 5 * 60_000;
@@ -146,6 +163,7 @@ export class WaveStep {
     const { deps, view, config } = this;
     const nowMs = deps.clock();
     const { assessments, byKey } = assessAll(view, config, deps, nowMs);
+    for (const key of deps.failures.keys()) if (!byKey.has(key)) deps.failures.delete(key);
     const input = {
       // An owner whose restart was refused waits out its back-off outside the wave, so it
       // does not hold a slot the next owner could use.
@@ -160,12 +178,21 @@ export class WaveStep {
       plan = planWave({ ...input, webhookReady: false });
     this.observe(assessments, plan);
     await this.carryOut(plan, byKey, nowMs);
-    const recheck = earliest([plan.recheckAtMs, this.retryAtMs]);
-    // A refused owner held a slot in this step's plan: plan again at once without it.
-    if (this.refusals > 0) return { requeueAfterMs: 0 };
-    if (this.conflicts > 0) return { requeueAfterMs: CONFLICT_REQUEUE_MS };
-    if (recheck !== undefined) return { requeueAfterMs: Math.max(0, recheck - deps.clock()) };
-    return { done: true };
+    return this.next(plan, nowMs);
+  }
+
+  /**
+   * When to plan again. A refused owner held a slot in this step's plan, or a write met a stale
+   * cache: plan again without it, or with the cache caught up. Otherwise at the earliest time the
+   * plan may change by itself (a deadline, a back-off running out); anything else that can
+   * change it (a rollout completing, a slot freeing, an admin's resume) arrives as a watch event.
+   * `plannedAtMs` is the time the plan was made at, which decided who was backing off.
+   */
+  private next(plan: WavePlan, plannedAtMs: number): Result {
+    if (this.refusals > 0 || this.conflicts > 0) return { requeueAfterMs: MIN_RECHECK_MS };
+    const recheck = earliest([plan.recheckAtMs, this.retryAtMs(plannedAtMs)]);
+    if (recheck === undefined) return { done: true };
+    return { requeueAfterMs: Math.max(MIN_RECHECK_MS, recheck - this.deps.clock()) };
   }
 
   private backingOff(a: OwnerAssessment, nowMs: number): boolean {
@@ -173,9 +200,15 @@ export class WaveStep {
     return failed !== undefined && failed.untilMs > nowMs && !a.inFlight;
   }
 
-  /** The earliest time an owner whose write was refused may be tried again. */
-  private get retryAtMs(): number | undefined {
-    return earliest([...this.deps.failures.values()].map((f) => f.untilMs));
+  /**
+   * The earliest end of a back-off that kept its owner out of the plan made at `plannedAtMs`.
+   * One that had run out by then is no time to wait for: its owner was a candidate in that plan,
+   * and if it was not restarted, what holds it (the budget, the wave's stop, the mode) changes
+   * by an event.
+   */
+  private retryAtMs(plannedAtMs: number): number | undefined {
+    const running = [...this.deps.failures.values()].filter((f) => f.untilMs > plannedAtMs);
+    return earliest(running.map((f) => f.untilMs));
   }
 
   private observe(assessments: readonly OwnerAssessment[], plan: WavePlan): void {
@@ -199,7 +232,9 @@ export class WaveStep {
   /**
    * One owner's write, kept from failing the wave: an owner whose patch is refused (a policy
    * webhook, a quota, a validation error) gets a Warning Event and an exponential back-off,
-   * and the wave goes on with the others. A conflict is not a failure (see write()).
+   * and the wave goes on with the others. A conflict is not a failure (see write()). Anything
+   * else says nothing about the owner (the API server unreachable or overloaded, a timeout,
+   * leadership lost): it fails the step, which the queue retries with its own back-off.
    */
   private async owner(
     ref: OwnerRef,
@@ -215,7 +250,7 @@ export class WaveStep {
       await act(w);
       this.deps.failures.delete(key);
     } catch (err) {
-      if (err instanceof TerminalError) throw err;
+      if (!isRefusal(err)) throw err;
       await this.refused(w, key, err, nowMs);
     }
   }

@@ -1,23 +1,12 @@
 // The controller shell without an API server: what it enqueues from a namespace view, and that
 // a reconcile started by that view reads that view (an add() can start a reconcile at once).
 
-import { KubeConfig, type V1Namespace } from '@kubernetes/client-node';
+import type { V1Namespace } from '@kubernetes/client-node';
 import { ENABLED, INJECT } from '@outrigger/shared';
 import winston from 'winston';
 import { Controller } from '../src/controller';
 import { ControllerMetrics } from '../src/metrics';
-
-/** A kubeconfig whose server refuses connections: writes fail and are retried, never sent. */
-function unreachable(): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: 'http://127.0.0.1:1', skipTLSVerify: true }],
-    users: [{ name: 'u' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
-  return kc;
-}
+import { unreachable } from './kubeconfig';
 
 function ns(name: string, resourceVersion: string, optedIn = false): V1Namespace {
   return {

@@ -1,5 +1,6 @@
 // What an API error says: client-node's ApiException carries the server's Status document as
 // its body, whose message names the object and the reason; anything else speaks for itself.
+// And what kind of failure it is: a conflict, a refusal of the request, or trouble on the way.
 
 export function apiErrorMessage(err: unknown): string {
   const body = (err as { body?: unknown } | undefined)?.body;
@@ -22,3 +23,19 @@ export function httpStatus(err: unknown): number | undefined {
 
 /** 409: the object changed since it was read, or appeared before a create. */
 export const isConflict = (err: unknown): boolean => httpStatus(err) === 409;
+
+/**
+ * Statuses that say nothing about the request itself: the credentials (401), a timeout (408),
+ * the object changed since it was read (409: decide again), throttling (429).
+ */
+const NOT_A_REFUSAL = new Set([401, 408, 409, 429]);
+
+/**
+ * Whether the API server refused the request itself (validation, an admission policy, RBAC, a
+ * quota, an object gone): a 4xx but those above. Network errors carry no status and a 5xx is
+ * the server's own trouble: retried, never held against the object.
+ */
+export function isRefusal(err: unknown): boolean {
+  const status = httpStatus(err);
+  return status !== undefined && status >= 400 && status < 500 && !NOT_A_REFUSAL.has(status);
+}

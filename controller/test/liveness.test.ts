@@ -1,0 +1,350 @@
+// The controller never busy-loops (issue 10, item 3). With the real clock: a wave step that cannot
+// make progress waits for an event or a timer, and the work queue lets the event loop turn
+// between two runs of a key, so the probes, the Lease renewals and the watches keep their turn.
+// Each scenario is the state the issue's reproduction reached; the wave's own clock is moved on
+// where the issue waited for a back-off to run out.
+
+import { ApiException, AppsV1Api, CoreV1Api, type V1Namespace } from '@kubernetes/client-node';
+import {
+  CONFIG_REVISION,
+  ENABLED,
+  INJECT,
+  OWNER_KIND,
+  OWNER_NAME,
+  RESTARTED_AT,
+  RESTARTED_REVISION,
+  STAMPED,
+  configRevision,
+  formatTime,
+  mustParseConfig,
+  type Workload,
+} from '@outrigger/shared';
+import winston from 'winston';
+import type { ConfigInForce } from '../src/config-map';
+import { EventRecorder, type EventReason } from '../src/events';
+import { ControllerMetrics } from '../src/metrics';
+import { WorkQueue, type ReconcileEvent, type Result } from '../src/queue';
+import { WAVE_KEY, WaveStep, type WaveDeps, type WaveView } from '../src/rollout';
+import { unreachable } from './kubeconfig';
+
+const logger = winston.createLogger({ silent: true, transports: [] });
+const NAMESPACE = 'shop';
+/** The shortest wait a wave step asks for (docs/controller.md, "Never a busy loop"). */
+const FLOOR_MS = 1000;
+
+const config = ((): ConfigInForce => {
+  const parsed = mustParseConfig('rollout:\n  maxConcurrent: 1\n');
+  return { config: parsed, revision: configRevision(parsed), resourceVersion: '1' };
+})();
+
+/** A Deployment whose rollout is complete and whose template was never stamped: outdated. */
+function outdated(name: string): Workload {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace: NAMESPACE, generation: 2, resourceVersion: '10' },
+    spec: {
+      replicas: 1,
+      template: {
+        metadata: { labels: { app: name } },
+        spec: { containers: [{ name, image: `${name}:1` }] },
+      },
+    },
+    status: { observedGeneration: 2, replicas: 1, updatedReplicas: 1, availableReplicas: 1 },
+  };
+}
+
+/** A Deployment we restarted to the current revision at `atMs`, still rolling: it holds a slot. */
+function rolling(name: string, atMs: number): Workload {
+  const stamp = {
+    [OWNER_KIND]: 'Deployment',
+    [OWNER_NAME]: name,
+    [CONFIG_REVISION]: config.revision,
+  };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: {
+      name,
+      namespace: NAMESPACE,
+      generation: 3,
+      resourceVersion: '11',
+      annotations: { [RESTARTED_REVISION]: config.revision, [RESTARTED_AT]: formatTime(atMs) },
+    },
+    spec: {
+      replicas: 1,
+      template: {
+        metadata: { labels: { app: name, [STAMPED]: 'true' }, annotations: stamp },
+        spec: { containers: [{ name, image: `${name}:1` }] },
+      },
+    },
+    status: { observedGeneration: 2, replicas: 2, updatedReplicas: 1, availableReplicas: 1 },
+  };
+}
+
+function view(workloads: Workload[]): WaveView {
+  const ns: V1Namespace = { metadata: { name: NAMESPACE, annotations: { [INJECT]: ENABLED } } };
+  return {
+    config,
+    configMap: {
+      metadata: { name: 'outrigger-config', namespace: 'outrigger-system', resourceVersion: '1' },
+    },
+    workloads,
+    namespace: (name) => (name === NAMESPACE ? ns : undefined),
+    pods: new Map(),
+  };
+}
+
+/** The Event reasons the wave asked to write, in order (the Events API itself is a stub). */
+function recordingEvents(): { events: EventRecorder; reasons: EventReason[] } {
+  const reasons: EventReason[] = [];
+  const core = {
+    createNamespacedEvent: (args: { body: { reason?: string } }) => {
+      reasons.push(args.body.reason as EventReason);
+      return Promise.resolve(args.body);
+    },
+  } as unknown as Pick<CoreV1Api, 'createNamespacedEvent'>;
+  const events = new EventRecorder({
+    core,
+    acquireWrite: () => Promise.resolve(),
+    onWrite: () => undefined,
+    logger,
+    instance: 'test',
+  });
+  return { events, reasons };
+}
+
+/** An apps client whose every patch the API server refuses, as a ValidatingAdmissionPolicy does. */
+function refusingApps(): { apps: AppsV1Api; patches: () => number } {
+  let patches = 0;
+  const status = JSON.stringify({
+    kind: 'Status',
+    status: 'Failure',
+    message: 'deployments.apps "a-refused" is forbidden: refused by the test policy',
+    reason: 'Invalid',
+    code: 422,
+  });
+  const apps = {
+    patchNamespacedDeployment: () => {
+      patches += 1;
+      return Promise.reject(new ApiException(422, 'refused', status, {}));
+    },
+  } as unknown as AppsV1Api;
+  return { apps, patches: () => patches };
+}
+
+interface Harness {
+  deps: WaveDeps;
+  failures: WaveDeps['failures'];
+  reasons: EventReason[];
+  metrics: ControllerMetrics;
+  /** Moves the wave's clock on, as if that much time had passed. */
+  skip: (ms: number) => void;
+}
+
+function harness(apps: AppsV1Api): Harness {
+  let offset = 0;
+  const failures: WaveDeps['failures'] = new Map();
+  const { events, reasons } = recordingEvents();
+  const metrics = new ControllerMetrics();
+  const deps: WaveDeps = {
+    apps,
+    core: unreachable().makeApiClient(CoreV1Api),
+    configMapRef: { namespace: 'outrigger-system', name: 'outrigger-config' },
+    systemNamespace: 'outrigger-system',
+    clock: () => Date.now() + offset,
+    acquireWrite: () => Promise.resolve(),
+    onWrite: () => undefined,
+    onWritten: () => undefined,
+    events,
+    dryRunReported: new Set(),
+    webhookReady: () => Promise.resolve(true),
+    failures,
+    metrics,
+    logger,
+  };
+  return { deps, failures, reasons, metrics, skip: (ms) => (offset += ms) };
+}
+
+/**
+ * Fires every 10 ms and keeps the longest wait between two fires: when something holds the
+ * event loop (a chain of promise callbacks that never ends), no timer fires and the gap shows.
+ */
+class Heartbeat {
+  private last = performance.now();
+  private timer: NodeJS.Timeout | undefined;
+  beats = 0;
+  maxGapMs = 0;
+
+  start(): void {
+    this.last = performance.now();
+    this.timer = setInterval(() => this.beat(), 10);
+  }
+
+  private beat(): void {
+    const now = performance.now();
+    this.maxGapMs = Math.max(this.maxGapMs, now - this.last);
+    this.last = now;
+    this.beats += 1;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.beat();
+  }
+}
+
+interface Run {
+  /** Reconciles started while the run lasted. */
+  runs: number;
+  events: ReconcileEvent[];
+  heartbeat: Heartbeat;
+}
+
+/**
+ * Runs the key through a WorkQueue on the real clock for `ms`, with a heartbeat. Once the time
+ * is up the reconcile ends the key with `done`, so even a queue that never yields stops, and
+ * the test reports the hang instead of hanging.
+ */
+async function runFor(
+  ms: number,
+  reconcile: (key: string, queue: WorkQueue) => Promise<Result>,
+): Promise<Run> {
+  const endAt = Date.now() + ms;
+  const events: ReconcileEvent[] = [];
+  let runs = 0;
+  const queue: WorkQueue = new WorkQueue({
+    reconcile: (key) => {
+      if (Date.now() >= endAt) return Promise.resolve({ done: true });
+      runs += 1;
+      return reconcile(key, queue);
+    },
+    onReconcile: (event) => events.push(event),
+  });
+  const heartbeat = new Heartbeat();
+  heartbeat.start();
+  queue.start();
+  queue.add(WAVE_KEY);
+  await new Promise((resolve) => setTimeout(resolve, ms + 50));
+  heartbeat.stop();
+  await queue.stop();
+  return { runs, events, heartbeat };
+}
+
+/** The event loop turned all along: the heartbeat fired, never more than 250 ms apart. */
+function expectResponsive(run: Run): void {
+  expect(run.heartbeat.beats).toBeGreaterThan(20);
+  expect(run.heartbeat.maxGapMs).toBeLessThan(250);
+}
+
+const ownerKey = (name: string): string => `${NAMESPACE}/Deployment/${name}`;
+
+describe('WorkQueue on the real clock', () => {
+  it.each([
+    ['asks to run again after 0 ms', (): Promise<Result> => Promise.resolve({ requeueAfterMs: 0 })],
+    [
+      'adds itself again while it runs',
+      (key: string, queue: WorkQueue): Promise<Result> => {
+        queue.add(key);
+        return Promise.resolve({ done: true });
+      },
+    ],
+  ])('a key that %s still lets timers run between its runs', async (_what, reconcile) => {
+    const run = await runFor(1000, reconcile);
+    // It did run again and again (the queue honoured the request), yet the loop kept turning.
+    expect(run.runs).toBeGreaterThan(10);
+    expectResponsive(run);
+  });
+});
+
+describe('WaveStep with a full budget', () => {
+  it('a refused owner whose back-off ran out, waiting for a slot, does not ask to run at once', async () => {
+    const { apps, patches } = refusingApps();
+    const h = harness(apps);
+    // The policy refuses a-refused's restart: a Warning Event and a back-off.
+    await new WaveStep(h.deps, view([outdated('a-refused')]), config).run();
+    expect(patches()).toBe(1);
+    expect(h.reasons).toEqual(['RestartFailed']);
+    expect(h.failures.get(ownerKey('a-refused'))?.count).toBe(1);
+
+    // b-slow took the one slot and rolls for a while; a-refused's back-off runs out meanwhile.
+    h.skip(6000);
+    const workloads = [outdated('a-refused'), rolling('b-slow', h.deps.clock())];
+    const result = await new WaveStep(h.deps, view(workloads), config).run();
+    expect(patches()).toBe(1);
+    // Nothing can change before b-slow's rollout does (an event) or its deadline passes.
+    expect('requeueAfterMs' in result && result.requeueAfterMs).toBeGreaterThanOrEqual(FLOOR_MS);
+  });
+
+  it('refused owner + full budget: the event loop stays responsive and the wave runs a bounded number of times', async () => {
+    const { apps } = refusingApps();
+    const h = harness(apps);
+    await new WaveStep(h.deps, view([outdated('a-refused')]), config).run();
+    expect(h.failures.get(ownerKey('a-refused'))).toBeDefined();
+
+    h.skip(6000);
+    const workloads = [outdated('a-refused'), rolling('b-slow', h.deps.clock())];
+    const run = await runFor(1500, () => new WaveStep(h.deps, view(workloads), config).run());
+    expect(run.runs).toBeGreaterThanOrEqual(1);
+    // One step, then a wait for b-slow's deadline; a floor of 1 s allows two at most.
+    expect(run.runs).toBeLessThanOrEqual(2);
+    expectResponsive(run);
+  });
+});
+
+describe('WaveStep with the API server unreachable mid-wave', () => {
+  const owners = ['a', 'b', 'c'];
+  /** The wave over three outdated owners while every write fails to connect. */
+  const outage = (h: Harness): Promise<Run> =>
+    runFor(1000, () => new WaveStep(h.deps, view(owners.map(outdated)), config).run());
+
+  it('retries a write that cannot connect through the queue, and marks no owner refused', async () => {
+    const h = harness(unreachable().makeApiClient(AppsV1Api));
+    const down = await outage(h);
+    // The failed write came back to the queue as an error, retried with the queue's back-off.
+    const retries = down.events.filter((e) => e.outcome === 'retry');
+    expect(retries.length).toBeGreaterThanOrEqual(2);
+    expect(retries.length).toBeLessThanOrEqual(6);
+    expectResponsive(down);
+    // ... and was not the owner's refusal: no back-off, no Event, no failure counted.
+    expect([...h.failures.keys()]).toEqual([]);
+    expect(h.reasons).toEqual([]);
+    expect(await h.metrics.writeFailures.get()).toMatchObject({ values: [] });
+  });
+
+  it('once the API server is back and a restart holds the one slot, the wave waits without spinning', async () => {
+    const h = harness(unreachable().makeApiClient(AppsV1Api));
+    await outage(h);
+    // The API server is back: a's restart went through and a rolls, holding the one slot,
+    // while whatever the outage left behind for b and c has run out.
+    h.skip(6000);
+    const workloads = [rolling('a', h.deps.clock()), outdated('b'), outdated('c')];
+    const back = await runFor(1500, () => new WaveStep(h.deps, view(workloads), config).run());
+    expect(back.runs).toBeGreaterThanOrEqual(1);
+    expect(back.runs).toBeLessThanOrEqual(2);
+    expectResponsive(back);
+  });
+});
+
+describe('WaveStep with a back-off still running', () => {
+  it('asks to be run again when the back-off ends', async () => {
+    const h = harness(refusingApps().apps);
+    h.failures.set(ownerKey('a-refused'), { count: 1, untilMs: h.deps.clock() + 3000 });
+    const result = await new WaveStep(h.deps, view([outdated('a-refused')]), config).run();
+    expect('requeueAfterMs' in result && result.requeueAfterMs).toBeGreaterThan(2000);
+    expect('requeueAfterMs' in result && result.requeueAfterMs).toBeLessThanOrEqual(3000);
+  });
+
+  it('wakes the wave for a back-off that ends while the step runs, after the floor', async () => {
+    const h = harness(refusingApps().apps);
+    // Each reading of the wave's clock is 100 ms after the last: the back-off, which kept the
+    // owner out of the plan, has ended by the time the step decides when to run again.
+    const base = Date.now();
+    let readings = 0;
+    h.deps.clock = () => base + 100 * readings++;
+    h.failures.set(ownerKey('a-refused'), { count: 1, untilMs: base + 50 });
+    const result = await new WaveStep(h.deps, view([outdated('a-refused')]), config).run();
+    expect(readings).toBeGreaterThanOrEqual(2);
+    expect(result).toEqual({ requeueAfterMs: FLOOR_MS });
+  });
+});
