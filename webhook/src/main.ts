@@ -25,7 +25,7 @@ import {
   startHttps,
   startMetricsServer,
 } from './server';
-import { FileTlsSource, SecretTlsSource, TlsStore, type TlsSource } from './tls';
+import { FileTlsSource, SecretTlsSource, TlsStore, type KeyPair, type TlsSource } from './tls';
 
 export interface Webhook {
   httpsPort: number;
@@ -150,7 +150,7 @@ export async function startWebhook(
   deps: WebhookDeps,
   signal: AbortSignal = new AbortController().signal,
 ): Promise<Webhook> {
-  const stops: (() => Promise<void>)[] = [];
+  const stops: Stop[] = [];
   try {
     return await start(flags, deps, signal, stops);
   } catch (err) {
@@ -159,36 +159,42 @@ export async function startWebhook(
   }
 }
 
-async function start(
+type Stop = () => Promise<void>;
+
+/** Native sidecars as the flag says, or (auto) as the API server's version says. */
+function nativeSidecars(
   flags: WebhookFlags,
-  deps: WebhookDeps,
+  kc: KubeConfig | undefined,
+  logger: Logger,
   signal: AbortSignal,
-  stops: (() => Promise<void>)[],
-): Promise<Webhook> {
-  const { logger, metrics } = deps;
-  let shuttingDown = false;
-  let serving = false;
-  let state: AdmissionState | undefined;
-  const ready = (): boolean => serving && !shuttingDown && state !== undefined;
-  const http = await startMetricsServer(metrics, { live: () => true, ready }, flags.metricsListen);
-  stops.push(() => new Promise((r) => http.close(() => r())));
-  logger.info('probes and metrics listening', { port: boundPort(http) });
+): Promise<boolean> {
+  if (flags.nativeSidecars !== 'auto') return Promise.resolve(flags.nativeSidecars === 'supported');
+  if (!kc) return Promise.resolve(true);
+  return waitUntil({
+    what: 'the API server (its version tells whether native sidecars are supported)',
+    attempt: () => clusterSupportsNativeSidecars(kc),
+    logger,
+    signal,
+  });
+}
 
-  const kc = apiNeeded(flags) ? loadKubeConfig(flags.kubeconfig) : undefined;
-  const native =
-    flags.nativeSidecars === 'auto'
-      ? kc
-        ? await waitUntil({
-            what: 'the API server (its version tells whether native sidecars are supported)',
-            attempt: () => clusterSupportsNativeSidecars(kc),
-            logger,
-            signal,
-          })
-        : true
-      : flags.nativeSidecars === 'supported';
+interface Sources {
+  /** The state in force; undefined until configuration and namespaces are loaded. */
+  state: () => AdmissionState | undefined;
+  configStore: ConfigStore;
+  config: ConfigSource;
+  tlsStore: TlsStore;
+}
 
+/** Starts the configuration, certificate and namespace sources; resolves once each has listed. */
+async function startSources(
+  o: { flags: WebhookFlags; kc: KubeConfig | undefined; native: boolean; stops: Stop[] },
+  deps: WebhookDeps,
+): Promise<Sources> {
+  const { flags, kc, native } = o;
   let namespaces: ReadonlyMap<string, NamespaceMeta> | undefined = kc ? undefined : new Map();
-  const configStore = new ConfigStore(logger, metrics);
+  let state: AdmissionState | undefined;
+  const configStore = new ConfigStore(deps.logger, deps.metrics);
   const rebuild = (): void => {
     const snapshot = configStore.current;
     // Standalone (no API) means every namespace that reaches us counts as opted in.
@@ -204,9 +210,8 @@ async function start(
         : undefined;
   };
   configStore.onChange(rebuild);
-
   const config = configSource(flags, configStore, kc, deps);
-  const tlsStore = new TlsStore(logger, metrics);
+  const tlsStore = new TlsStore(deps.logger, deps.metrics);
   const tls = tlsSource(flags, tlsStore, kc, deps);
   const nsWatch = kc
     ? namespaceWatch(kc, deps, (map) => {
@@ -214,56 +219,88 @@ async function start(
         rebuild();
       })
     : undefined;
-  stops.push(
+  o.stops.push(
     () => config.stop(),
     () => tls.stop(),
     async () => nsWatch?.stop(),
   );
-
   await Promise.all([config.start(), tls.start(), nsWatch?.start()]);
+  return { state: () => state, configStore, config, tlsStore };
+}
+
+async function start(
+  flags: WebhookFlags,
+  deps: WebhookDeps,
+  signal: AbortSignal,
+  stops: Stop[],
+): Promise<Webhook> {
+  const { logger, metrics } = deps;
+  const phase: { serving: boolean; shuttingDown: boolean; sources?: Sources } = {
+    serving: false,
+    shuttingDown: false,
+  };
+  const ready = (): boolean =>
+    phase.serving && !phase.shuttingDown && phase.sources?.state() !== undefined;
+  const http = await startMetricsServer(metrics, { live: () => true, ready }, flags.metricsListen);
+  stops.push(() => new Promise((r) => http.close(() => r())));
+  logger.info('probes and metrics listening', { port: boundPort(http) });
+
+  const kc = apiNeeded(flags) ? loadKubeConfig(flags.kubeconfig) : undefined;
+  const native = await nativeSidecars(flags, kc, logger, signal);
+  const started = await startSources({ flags, kc, native, stops }, deps);
+  phase.sources = started;
   const pair = await waitUntil({
     what: `the serving certificate (${tlsDescription(flags)})`,
-    attempt: () => Promise.resolve(tlsStore.current),
+    attempt: () => Promise.resolve(started.tlsStore.current),
     logger,
     signal,
   });
-
-  const refresher = new RevisionRefresher(configStore, config, metrics);
-  const handler = createAdmissionHandler({
-    state: () => state,
-    ensureRevision: (r) => refresher.ensure(r),
-    metrics,
-    logger,
-    onError: flags.onError,
-    maxBodyBytes: flags.maxBodyBytes,
-    bodyBudget: new BodyBudget(flags.maxBodyBytesInFlight),
-  });
-  const https = await startHttps(handler, pair, flags.listen);
-  tlsStore.onChange((p) =>
-    https.setSecureContext({ cert: p.cert, key: p.key, minVersion: 'TLSv1.2' }),
-  );
-  serving = true;
+  const https = await serveAdmission(flags, deps, started, pair);
+  phase.serving = true;
   logger.info('outrigger-webhook serving', {
     https: boundPort(https),
     metrics: boundPort(http),
     standalone: !kc,
     nativeSidecars: native,
-    revision: configStore.current?.revision ?? null,
+    revision: started.configStore.current?.revision ?? null,
   });
 
   const shutdown = async (): Promise<void> => {
-    if (shuttingDown) return;
-    shuttingDown = true;
+    if (phase.shuttingDown) return;
+    phase.shuttingDown = true;
     logger.info('shutting down: readiness off, finishing requests in flight', {
       delaySeconds: flags.shutdownDelaySeconds,
     });
     await new Promise((r) => setTimeout(r, flags.shutdownDelaySeconds * 1000));
     await drain(https);
-    await Promise.all([config.stop(), tls.stop(), nsWatch?.stop()]);
-    await new Promise((r) => http.close(r));
+    for (const stop of [...stops].reverse()) await stop();
     logger.info('stopped');
   };
   return { httpsPort: boundPort(https), metricsPort: boundPort(http), ready, shutdown };
+}
+
+/** The HTTPS admission server, taking each new certificate as it comes. */
+async function serveAdmission(
+  flags: WebhookFlags,
+  deps: WebhookDeps,
+  sources: Sources,
+  pair: KeyPair,
+): Promise<HttpsServer> {
+  const refresher = new RevisionRefresher(sources.configStore, sources.config, deps.metrics);
+  const handler = createAdmissionHandler({
+    state: sources.state,
+    ensureRevision: (r) => refresher.ensure(r),
+    metrics: deps.metrics,
+    logger: deps.logger,
+    onError: flags.onError,
+    maxBodyBytes: flags.maxBodyBytes,
+    bodyBudget: new BodyBudget(flags.maxBodyBytesInFlight),
+  });
+  const https = await startHttps(handler, pair, flags.listen);
+  sources.tlsStore.onChange((p) =>
+    https.setSecureContext({ cert: p.cert, key: p.key, minVersion: 'TLSv1.2' }),
+  );
+  return https;
 }
 
 function tlsDescription(f: WebhookFlags): string {
