@@ -15,6 +15,7 @@ export * from './paths';
 export * from './port';
 export * from './proc-fs';
 export * from './process';
+export * from './refusals';
 export * from './rollout';
 export * from './service-account';
 export * from './tls';

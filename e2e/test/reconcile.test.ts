@@ -45,11 +45,13 @@ import {
   metricSamples,
   metricSum,
   pending,
+  refusingPolicy,
   remove,
   stopAllProcesses,
   TestInstall,
   threeKindsYaml,
   waitFor,
+  waitForDryRun,
   waitForRollout,
   type Cluster,
   type ControllerProcess,
@@ -434,45 +436,14 @@ describe('outrigger-controller with the webhook', () => {
     const ns = await install.newNamespace('r45-refused', { optedIn: true });
     // A policy that refuses the controller's writes to one Deployment, as a Kyverno or
     // Gatekeeper rule might; it sorts first, so a wave it could block would stop right there.
-    const account = `system:serviceaccount:${install.system}:`;
-    const PROBE = 'e2e.outrigger.dev/probe';
-    const policy = {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicy',
-      metadata: { name: `outrigger-e2e-refuse-${install.run}` },
-      spec: {
-        failurePolicy: 'Fail',
-        matchConstraints: {
-          resourceRules: [
-            {
-              apiGroups: ['apps'],
-              apiVersions: ['v1'],
-              operations: ['UPDATE'],
-              resources: ['deployments'],
-            },
-          ],
-        },
-        validations: [
-          {
-            // The probe annotation lets the test see when the API server enforces the policy.
-            expression: `object.metadata.name != 'refused' || !(request.userInfo.username.startsWith('${account}') || (has(object.metadata.annotations) && '${PROBE}' in object.metadata.annotations))`,
-            message: 'refused by the e2e policy',
-          },
-        ],
-      },
-    } as KubernetesObject;
-    const binding = {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: { name: `outrigger-e2e-refuse-${install.run}` },
-      spec: {
-        policyName: `outrigger-e2e-refuse-${install.run}`,
-        validationActions: ['Deny'],
-        matchResources: {
-          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
-        },
-      },
-    } as KubernetesObject;
+    const refusal = 'refused by the e2e policy';
+    const policy = refusingPolicy({
+      name: `outrigger-e2e-refuse-${install.run}`,
+      namespace: ns,
+      deployment: 'refused',
+      accountsOf: install.system,
+      message: refusal,
+    });
     try {
       await scenario([ns], async () => {
         await optInLabelled(ns);
@@ -480,25 +451,8 @@ describe('outrigger-controller with the webhook', () => {
           namespace: ns,
         });
         await waitForPodsAt([ns], revision, 3);
-        await apply(cluster, [policy, binding]);
-        await waitFor('the API server to enforce the policy', async () => {
-          try {
-            await cluster.apps.patchNamespacedDeployment(
-              {
-                namespace: ns,
-                name: 'refused',
-                body: { metadata: { annotations: { [PROBE]: 'x' } } },
-                dryRun: 'All',
-              },
-              MERGE_PATCH,
-            );
-            return pending('the dry run was allowed');
-          } catch (error) {
-            return String(error).includes('refused by the e2e policy')
-              ? done(undefined)
-              : pending(String(error));
-          }
-        });
+        await apply(cluster, policy);
+        await waitForDryRun(cluster, { namespace: ns, name: 'refused', refusal });
         const failuresBefore = await metricSum(
           controller.metricsPort,
           'outrigger_controller_write_failures_total',
@@ -530,11 +484,11 @@ describe('outrigger-controller with the webhook', () => {
         ).toBeGreaterThan(failuresBefore);
 
         // Once the policy is gone, the owner's back-off runs out and it is restarted too.
-        await remove(cluster, [binding, policy]);
+        await remove(cluster, policy);
         await waitForRestarted([ns], revision, 3);
       });
     } finally {
-      await remove(cluster, [binding, policy]);
+      await remove(cluster, policy);
     }
   }, 180_000);
 
