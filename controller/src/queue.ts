@@ -190,8 +190,10 @@ const silent: QueueLogger = { warn: () => undefined, error: () => undefined };
 
 /**
  * A key is in at most one of `queued` and `processing`; `again` holds keys added while they were
- * processing (client-go's dirty set minus the queue), queued once more when their run ends.
+ * processing (client-go's dirty set minus the queue), queued once more after their run ends.
  * Waiting keys live in mergeMap's buffer, which also bounds the number of reconciles at once.
+ * Whatever the queue adds back by itself (a run again, a requeue, a retry) waits for a timer,
+ * so the event loop turns between two runs of one key.
  */
 export class WorkQueue {
   private readonly reconcile: (key: string) => Promise<Result>;
