@@ -67,7 +67,7 @@ export class BodyBudget {
 }
 
 export interface Body {
-  text: string;
+  bytes: Buffer;
   /** Gives the reservation back; call once the answer no longer needs the body. */
   release: () => void;
 }
@@ -94,8 +94,8 @@ export async function readBody(
     budget.release(bytes);
   };
   try {
-    const text = await collect(req, limit, declared);
-    return { text, release };
+    const bytes = await collect(req, limit, declared);
+    return { bytes, release };
   } catch (err) {
     release();
     throw err;
@@ -123,7 +123,7 @@ function waitForBudget(req: IncomingMessage, budget: BodyBudget, bytes: number):
 
 /** The body's bytes, into one buffer of the declared size when there is one (no copy twice). */
 function collect(req: IncomingMessage, limit: number, declared: number | undefined) {
-  return new Promise<string>((resolve, reject) => {
+  return new Promise<Buffer>((resolve, reject) => {
     const whole = declared === undefined ? undefined : Buffer.allocUnsafe(declared);
     const chunks: Buffer[] = [];
     let size = 0;
@@ -139,8 +139,7 @@ function collect(req: IncomingMessage, limit: number, declared: number | undefin
       size += chunk.length;
     });
     req.on('end', () => {
-      const buffer = whole ? whole.subarray(0, size) : Buffer.concat(chunks, size);
-      resolve(buffer.toString('utf8'));
+      resolve(whole ? whole.subarray(0, size) : Buffer.concat(chunks, size));
     });
     req.on('error', reject);
     req.on('close', () => reject(new Error('the connection closed before the body ended')));

@@ -37,6 +37,11 @@ export class ConfigStore {
     return this.seen.has(revision);
   }
 
+  /** Every revision ever in force here. */
+  get seenRevisions(): string[] {
+    return [...this.seen];
+  }
+
   onChange(listener: (s: ConfigSnapshot) => void): void {
     this.listeners.push(listener);
   }

@@ -15,6 +15,7 @@ import {
   type ConfigSource,
 } from './config-source';
 import { BodyBudget } from './body';
+import { LargeBodyWorker } from './large-bodies';
 import { FlagError, USAGE, parseFlags, type WebhookFlags } from './flags';
 import { createLogger, type Logger } from './log';
 import { WebhookMetrics } from './metrics';
@@ -181,6 +182,8 @@ function nativeSidecars(
 interface Sources {
   /** The state in force; undefined until configuration and namespaces are loaded. */
   state: () => AdmissionState | undefined;
+  /** Changes whenever the state does. */
+  version: () => number;
   configStore: ConfigStore;
   config: ConfigSource;
   tlsStore: TlsStore;
@@ -194,8 +197,10 @@ async function startSources(
   const { flags, kc, native } = o;
   let namespaces: ReadonlyMap<string, NamespaceMeta> | undefined = kc ? undefined : new Map();
   let state: AdmissionState | undefined;
+  let version = 0;
   const configStore = new ConfigStore(deps.logger, deps.metrics);
   const rebuild = (): void => {
+    version++;
     const snapshot = configStore.current;
     // Standalone (no API) means every namespace that reaches us counts as opted in.
     const nsView = kc ? namespaces : undefined;
@@ -225,7 +230,7 @@ async function startSources(
     async () => nsWatch?.stop(),
   );
   await Promise.all([config.start(), tls.start(), nsWatch?.start()]);
-  return { state: () => state, configStore, config, tlsStore };
+  return { state: () => state, version: () => version, configStore, config, tlsStore };
 }
 
 async function start(
@@ -255,7 +260,7 @@ async function start(
     logger,
     signal,
   });
-  const https = await serveAdmission(flags, deps, started, pair);
+  const https = await serveAdmission({ flags, sources: started, pair, stops }, deps);
   phase.serving = true;
   logger.info('outrigger-webhook serving', {
     https: boundPort(https),
@@ -281,15 +286,22 @@ async function start(
 
 /** The HTTPS admission server, taking each new certificate as it comes. */
 async function serveAdmission(
-  flags: WebhookFlags,
+  o: { flags: WebhookFlags; sources: Sources; pair: KeyPair; stops: Stop[] },
   deps: WebhookDeps,
-  sources: Sources,
-  pair: KeyPair,
 ): Promise<HttpsServer> {
-  const refresher = new RevisionRefresher(sources.configStore, sources.config, deps.metrics);
+  const { flags, sources, pair, stops } = o;
+  const { configStore } = sources;
+  const refresher = new RevisionRefresher(configStore, sources.config, deps.metrics);
+  const largeBodies = new LargeBodyWorker(
+    () => ({ state: sources.state(), seen: configStore.seenRevisions, onError: flags.onError }),
+    sources.version,
+  );
+  stops.push(() => largeBodies.stop());
   const handler = createAdmissionHandler({
     state: sources.state,
+    hasSeen: (r) => configStore.hasSeen(r),
     ensureRevision: (r) => refresher.ensure(r),
+    largeBodies,
     metrics: deps.metrics,
     logger: deps.logger,
     onError: flags.onError,

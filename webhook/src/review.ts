@@ -61,22 +61,49 @@ export class BadReviewError extends Error {
  */
 export const MAX_NESTING = 100;
 
-/** The deepest nesting of arrays and objects in a JSON text; strings are skipped. */
-export function nestingDepth(body: string): number {
+/**
+ * Far more values than any Pod or workload holds (a real pod has a few hundred; the API
+ * server's 3 MiB limit allows more only for objects made of almost nothing but punctuation),
+ * few enough that parsing takes tens of milliseconds and a few tens of MiB at most.
+ */
+export const MAX_VALUES = 200_000;
+
+/** The deepest nesting and the number of values (about) in a JSON text; strings skipped whole. */
+export function jsonStructure(body: string): { depth: number; values: number } {
   let depth = 0;
   let deepest = 0;
-  let inString = false;
+  let values = 1;
   for (let i = 0; i < body.length; i++) {
     const c = body.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c)
-        i++; // a backslash escapes the next character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) deepest = Math.max(deepest, ++depth);
-    else if (c === 0x5d || c === 0x7d) depth--;
+    if (c === 0x22) i = stringEnd(body, i);
+    else if (c === 0x5b || c === 0x7b) {
+      values++;
+      deepest = Math.max(deepest, ++depth);
+    } else if (c === 0x5d || c === 0x7d) depth--;
+    else if (c === 0x2c) values++;
   }
-  return deepest;
+  return { depth: deepest, values };
+}
+
+/** The index of the quote that closes the string opened at `open` (or the end of the text). */
+function stringEnd(body: string, open: number): number {
+  let i = open;
+  for (;;) {
+    i = body.indexOf('"', i + 1);
+    if (i < 0) return body.length;
+    let backslashes = 0;
+    while (body.charCodeAt(i - 1 - backslashes) === 0x5c) backslashes++;
+    if (backslashes % 2 === 0) return i;
+  }
+}
+
+/** Refuses, before parsing, a text whose parsed value would be too deep or too large to read. */
+function checkStructure(body: string): void {
+  const { depth, values } = jsonStructure(body);
+  if (depth > MAX_NESTING)
+    throw new BadReviewError(`body nests arrays and objects deeper than ${MAX_NESTING} levels`);
+  if (values > MAX_VALUES)
+    throw new BadReviewError(`body holds more than ${MAX_VALUES} values; no Pod comes close`);
 }
 
 function readKind(value: unknown): GroupVersionKind {
@@ -107,8 +134,7 @@ function optionalString(r: Record<string, unknown>, field: string): string | und
 /** Parses and checks a request body. Throws BadReviewError for anything malformed. */
 export function parseReview(body: string): AdmissionRequest {
   // Checked before parsing: everything after JSON.parse may recurse over the value.
-  if (nestingDepth(body) > MAX_NESTING)
-    throw new BadReviewError(`body nests arrays and objects deeper than ${MAX_NESTING} levels`);
+  checkStructure(body);
   let value: unknown;
   try {
     value = JSON.parse(body);

@@ -7,32 +7,31 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import { performance } from 'node:perf_hooks';
 import type { TLSSocket } from 'node:tls';
 import { listenOn, startProbeServer, type Probes } from '@outrigger/kube';
-import {
-  admitPod,
-  admitWorkload,
-  requestedRevision,
-  type Admission,
-  type AdmissionState,
-  type Endpoint,
-} from './admit';
+import type { AdmissionState, Endpoint } from './admit';
+import { answerBody, type Answer } from './answer';
 export { boundPort } from '@outrigger/kube';
 import type { Address } from './flags';
 import type { Logger } from './log';
 import type { WebhookMetrics } from './metrics';
 import { BodyTooLargeError, readBody, type Body, type BodyBudget } from './body';
-import { BadReviewError, allow, deny, parseReview, wrap, type AdmissionRequest } from './review';
+import { LARGE_BODY_BYTES, type LargeBodyWorker } from './large-bodies';
 import type { KeyPair } from './tls';
 
 export interface HandlerDeps {
   /** The state in force; undefined until configuration (and namespaces, with an API) are loaded. */
   state: () => AdmissionState | undefined;
-  ensureRevision: (revision: string | undefined) => Promise<void>;
+  /** Whether a configuration revision was ever in force here. */
+  hasSeen: (revision: string) => boolean;
+  /** Fetches the configuration once more, hoping for `revision` (rate-limited, bounded). */
+  ensureRevision: (revision: string) => Promise<void>;
   metrics: WebhookMetrics;
   logger: Logger;
   onError: 'allow' | 'deny';
   maxBodyBytes: number;
   /** Shared by every request in flight; see body.ts. */
   bodyBudget: BodyBudget;
+  /** Answers bodies over LARGE_BODY_BYTES off the main thread; without it, all are answered here. */
+  largeBodies?: LargeBodyWorker;
 }
 
 const ROUTES: Record<string, Endpoint> = {
@@ -100,77 +99,99 @@ async function serve(
     return;
   }
   try {
-    await admit(endpoint, body.text, res, deps);
+    await admit(endpoint, body.bytes, res, deps);
   } finally {
     body.release();
   }
 }
 
+/** Answers a body here, or on the worker when it is large. */
+function answerOnce(
+  endpoint: Endpoint,
+  bytes: Buffer,
+  refreshed: boolean,
+  deps: HandlerDeps,
+): Promise<{ answer: Answer; body?: Uint8Array }> {
+  if (deps.largeBodies && bytes.length > LARGE_BODY_BYTES)
+    return deps.largeBodies.answer(endpoint, bytes, refreshed);
+  const context = { state: deps.state, onError: deps.onError, hasSeen: deps.hasSeen, refreshed };
+  return Promise.resolve({ answer: answerBody(endpoint, bytes.toString('utf8'), context) });
+}
+
 async function admit(
   endpoint: Endpoint,
-  body: string,
+  bytes: Buffer,
   res: ServerResponse,
   deps: HandlerDeps,
 ): Promise<void> {
   const start = performance.now();
-  let request: AdmissionRequest;
-  try {
-    request = parseReview(body);
-  } catch (err) {
-    if (!(err instanceof BadReviewError)) throw err;
-    deps.metrics.admissions.inc({ endpoint, outcome: 'invalid', reason: 'malformed' });
-    deps.logger.warn('malformed admission review', { endpoint, error: err.message });
-    return send(res, 400, `malformed AdmissionReview: ${err.message}\n`, 'text/plain');
+  const first = await answerOnce(endpoint, bytes, false, deps);
+  let answer = first.answer;
+  if (answer.kind === 'needs-revision') {
+    // The pod's template names a revision not seen here: fetch the configuration, then answer
+    // with whatever is in force by then. The body is the worker's to give back, if it had it.
+    await deps.ensureRevision(answer.revision);
+    const back = first.body;
+    const again = back ? Buffer.from(back.buffer, back.byteOffset, back.byteLength) : bytes;
+    answer = (await answerOnce(endpoint, again, true, deps)).answer;
   }
-  const admission = await answer(endpoint, request, deps);
   if (res.destroyed) return;
-  send(res, 200, JSON.stringify(wrap(admission.response)));
-  const { outcome, reason } = admission.result;
-  deps.metrics.observe({ endpoint, outcome, reason }, (performance.now() - start) / 1000);
-  // Checked first: winston builds the whole log entry before it filters by level.
-  if (deps.logger.isDebugEnabled()) {
-    deps.logger.debug('admission', {
-      uid: request.uid,
-      endpoint,
-      outcome,
-      reason,
-      namespace: request.namespace,
-      owner: admission.owner,
-      dryRun: request.dryRun,
-    });
+  respond({ endpoint, answer, res, start }, deps);
+}
+
+function respond(
+  o: { endpoint: Endpoint; answer: Answer; res: ServerResponse; start: number },
+  deps: HandlerDeps,
+): void {
+  const { endpoint, answer, res, start } = o;
+  switch (answer.kind) {
+    case 'malformed':
+      deps.metrics.admissions.inc({ endpoint, outcome: 'invalid', reason: 'malformed' });
+      deps.logger.warn('malformed admission review', { endpoint, error: answer.message });
+      return send(res, 400, `malformed AdmissionReview: ${answer.message}\n`, 'text/plain');
+    case 'needs-revision':
+      throw new Error(`revision ${answer.revision} asked for again after a refresh`);
+    case 'failed':
+      deps.metrics.internalErrors.inc({ endpoint });
+      deps.logger.error('admission failed', {
+        uid: answer.request.uid,
+        endpoint,
+        error: answer.message,
+        stack: answer.stack,
+        onError: deps.onError,
+      });
+      deps.metrics.observe(
+        { endpoint, outcome: 'unchanged', reason: 'not-handled' },
+        seconds(start),
+      );
+      return send(res, 200, answer.body);
+    case 'admitted':
+      send(res, 200, answer.body);
+      return admitted(endpoint, answer, deps, start);
   }
 }
 
-async function answer(
+const seconds = (start: number): number => (performance.now() - start) / 1000;
+
+function admitted(
   endpoint: Endpoint,
-  request: AdmissionRequest,
+  answer: Extract<Answer, { kind: 'admitted' }>,
   deps: HandlerDeps,
-): Promise<Admission> {
-  try {
-    if (endpoint === 'pods') await deps.ensureRevision(requestedRevision(request));
-    const state = deps.state();
-    if (!state) throw new Error('the webhook has no valid configuration yet');
-    return endpoint === 'pods' ? admitPod(request, state) : admitWorkload(request, state);
-  } catch (err) {
-    const message = `outrigger webhook failed: ${(err as Error).message}`;
-    deps.metrics.internalErrors.inc({ endpoint });
-    deps.logger.error('admission failed', {
-      uid: request.uid,
+  start: number,
+): void {
+  const { outcome, reason } = answer.admission.result;
+  deps.metrics.observe({ endpoint, outcome, reason }, seconds(start));
+  // Checked first: winston builds the whole log entry before it filters by level.
+  if (deps.logger.isDebugEnabled()) {
+    deps.logger.debug('admission', {
+      uid: answer.request.uid,
       endpoint,
-      error: message,
-      stack: (err as Error).stack,
-      onError: deps.onError,
+      outcome,
+      reason,
+      namespace: answer.request.namespace,
+      owner: answer.admission.owner,
+      dryRun: answer.request.dryRun,
     });
-    if (deps.onError === 'deny')
-      return {
-        response: deny(request.uid, 500, message),
-        result: { outcome: 'unchanged', reason: 'not-handled' },
-      };
-    // Admitted unchanged: the controller heals pods that escaped injection.
-    return {
-      response: allow(request.uid, [], [`${message}; admitted without the sidecar`]),
-      result: { outcome: 'unchanged', reason: 'not-handled' },
-    };
   }
 }
 

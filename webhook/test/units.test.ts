@@ -78,6 +78,7 @@ describe('--on-error', () => {
       state: () => {
         throw new Error('boom');
       },
+      hasSeen: () => true,
       ensureRevision: () => Promise.resolve(),
       metrics: new WebhookMetrics(new Registry()),
       logger: silentLogger(),

@@ -1,0 +1,153 @@
+// `make fuzz`: 100,000 hostile and valid requests (FUZZ_REQUESTS) against the real webhook
+// binary, with slow, idle and truncated connections alongside, printing what it owes: no exit,
+// no 5xx, every case answered as its class requires, resident memory after warm-up, at its peak
+// and at rest afterwards, and /healthz latency during the run.
+
+import { mixCase, Random, realisticCase } from '../test/fuzz-cases';
+import {
+  HealthProber,
+  declaredTooLarge,
+  percentile,
+  rssMiB,
+  runMix,
+  slowBody,
+  slowHeaders,
+  startFuzzTarget,
+  truncatedBody,
+  rawConnection,
+} from '../test/fuzz-harness';
+
+const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 100_000);
+const SEED = Number(process.env.FUZZ_SEED ?? 1);
+const LIMIT = 7 * 1024 * 1024;
+/** The chart's memory limit for the webhook container. */
+const CHART_LIMIT_MIB = Number(process.env.FUZZ_MEMORY_LIMIT_MIB ?? 256);
+
+/** How long the target rests after the run before its memory is read again. */
+const REST_MS = 20_000;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Misbehaving connections, opened alongside the mix until `stop` is set. */
+async function misbehave(target: Awaited<ReturnType<typeof startFuzzTarget>>, stop: () => boolean) {
+  const closes: { what: string; ms: number }[] = [];
+  let truncated = 0;
+  const slow = async (): Promise<void> => {
+    while (!stop()) {
+      const [h, b] = await Promise.all([slowHeaders(target, 500), slowBody(target, 100_000, 500)]);
+      closes.push({ what: 'slow-headers', ms: h.ms }, { what: 'slow-body', ms: b.ms });
+    }
+  };
+  const idle = async (): Promise<void> => {
+    while (!stop()) {
+      const sockets = await Promise.all(Array.from({ length: 50 }, () => rawConnection(target)));
+      await sleep(2000);
+      for (const s of sockets) s.destroy();
+    }
+  };
+  const cut = async (): Promise<void> => {
+    while (!stop()) {
+      await truncatedBody(target, realisticCase('cut').body);
+      truncated++;
+      await sleep(20);
+    }
+  };
+  const tooLarge = await declaredTooLarge(target, LIMIT + 1);
+  await Promise.all([slow(), idle(), cut()]);
+  return { closes, truncated, tooLarge };
+}
+
+/** The main thread's V8 heap and the memory held outside it, from the target's own metrics. */
+async function heapMiB(port: number): Promise<{ heapTotal: number; external: number }> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const read = (name: string): number =>
+    Math.round(Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? 0) / 2 ** 20);
+  return {
+    heapTotal: read('nodejs_heap_size_total_bytes'),
+    external: read('nodejs_external_memory_bytes'),
+  };
+}
+
+async function main(): Promise<void> {
+  const target = await startFuzzTarget();
+  const random = new Random(SEED);
+  const warm = await runMix(target, {
+    count: 2000,
+    concurrency: 16,
+    next: (i) => realisticCase(`warm-${i}`),
+  });
+  await sleep(2000);
+  const warmRss = rssMiB(target.pid);
+  const warmHeap = await heapMiB(target.metricsPort);
+  const prober = new HealthProber(target.metricsPort);
+  prober.start();
+  let done = false;
+  const side = misbehave(target, () => done);
+  const started = Date.now();
+  const mix = await runMix(target, {
+    count: REQUESTS,
+    concurrency: 16,
+    next: (i) => mixCase(random, i, { limit: LIMIT, largeShare: 0.01 }),
+  });
+  done = true;
+  const sideResult = await side;
+  await prober.stop();
+  const seconds = (Date.now() - started) / 1000;
+  // At rest: past the large-body worker's idle time, after which it is ended.
+  await sleep(REST_MS);
+  const restRss = rssMiB(target.pid);
+  const restHeap = await heapMiB(target.metricsPort);
+  const alive = target.exitCode() === undefined;
+  const fiveHundreds = Object.entries(mix.byStatus)
+    .filter(([s]) => Number(s) >= 500 || Number(s) === 0)
+    .reduce((n, [, c]) => n + c, 0);
+  const lat = prober.latenciesMs;
+  const closeBy = (what: string) =>
+    sideResult.closes.filter((c) => c.what === what).map((c) => c.ms);
+  const figures = {
+    requests: mix.requests,
+    seconds: Math.round(seconds),
+    byStatus: mix.byStatus,
+    answeredWrong: mix.wrongCount,
+    alive,
+    rssMiB: {
+      afterWarmUp: Math.round(warmRss),
+      peak: Math.round(Math.max(mix.peakRssMiB, warm.peakRssMiB)),
+      atRest: Math.round(restRss),
+      growth: Math.round(restRss - warmRss),
+    },
+    mainThreadMiB: { afterWarmUp: warmHeap, atRest: restHeap },
+    healthz: {
+      probes: lat.length,
+      failures: prober.failures,
+      p50: Math.round(percentile(lat, 50)),
+      p99: Math.round(percentile(lat, 99)),
+      max: Math.round(Math.max(0, ...lat)),
+    },
+    slowClientsClosedAfterMs: {
+      headers: Math.round(Math.max(0, ...closeBy('slow-headers'))),
+      body: Math.round(Math.max(0, ...closeBy('slow-body'))),
+    },
+    truncatedConnections: sideResult.truncated,
+    declaredOverLimit: sideResult.tooLarge,
+  };
+  console.log(JSON.stringify(figures, null, 2));
+  for (const w of mix.wrong) console.log(`wrong: ${w}`);
+  const verdicts = [
+    ['the webhook is alive', alive],
+    ['no 5xx and no dropped request', fiveHundreds === 0],
+    ['every case answered as owed', mix.wrongCount === 0],
+    ['RSS at rest within 50 MiB of warm-up', restRss - warmRss <= 50],
+    [
+      `peak RSS under the chart limit (${CHART_LIMIT_MIB} MiB)`,
+      figures.rssMiB.peak < CHART_LIMIT_MIB,
+    ],
+    ['/healthz p99 under 50 ms', figures.healthz.p99 < 50],
+    ['a declared body over the limit gets 413', sideResult.tooLarge === 413],
+  ] as const;
+  for (const [what, ok] of verdicts) console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
+  await target.stop();
+  process.exitCode = verdicts.every(([, ok]) => ok) ? 0 : 1;
+}
+
+void main();
