@@ -160,3 +160,25 @@ remove_state() {
   fi
   rm -rf -- "${STATE_DIR}"
 }
+
+admin_curl() { # path -> body; fails on HTTP errors
+  curl -sf --max-time 5 --cacert "${PKI_DIR}/ca.crt" --cert "${PKI_DIR}/admin.crt" \
+    --key "${PKI_DIR}/admin.key" "https://127.0.0.1:${APISERVER_PORT}$1"
+}
+
+# Starts a component in the background, its output appended to its log (up.sh starts with a
+# fresh log; disrupt.sh restarts a component into the same one).
+start() { # name args...
+  local name="$1"; shift
+  local logf="${LOG_DIR}/${name}.log" pidf="${RUN_DIR}/${name}.pid"
+  printf '# %s\n' "$*" >>"${logf}"
+  rm -f "${pidf}"
+  # Own session => own process group (pgid == pid) for down.sh. The pid file is
+  # written by the process itself right before it execs the component.
+  # shellcheck disable=SC2016  # $$ and $@ are for the inner bash
+  env -u HTTP_PROXY -u HTTPS_PROXY -u http_proxy -u https_proxy \
+    setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "${pidf}" "$@" >>"${logf}" 2>&1 </dev/null 9<&- &
+  local i
+  for ((i = 0; i < 50; i++)); do [[ -s "${pidf}" ]] && break; sleep 0.02; done
+  log "started ${name} (pid $(cat "${pidf}" 2>/dev/null || echo '?'), log ${logf})"
+}
