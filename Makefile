@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:/usr/local/go/bin:$(PATH)
 
-.PHONY: setup deps build lint typecheck test test-unit e2e bench bench-inject bench-webhook bench-controller \
+.PHONY: setup deps build lint typecheck test test-unit e2e bench bench-inject bench-webhook bench-controller chaos \
         cluster-build cluster-up cluster-down clean manifests demo demo-down
 
 ## setup: install Node.js 24 and the dependencies, build the local control plane, build the code
@@ -67,3 +67,7 @@ bench-webhook: build
 ## bench-controller: N workloads (BENCH_WORKLOADS, default 2000) on the local control plane
 bench-controller: build
 	node e2e/dist/bench/controller.bench.js
+
+## chaos: the controller's chaos loop for CHAOS_MINUTES (default 10): leader kills, API server restarts, a refused owner
+chaos: cluster-build build
+	node e2e/dist/bench/chaos.js

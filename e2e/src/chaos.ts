@@ -23,7 +23,7 @@ import type { Cluster } from './cluster';
 import type { LocalApiServer, ApiServerRestart } from './disrupt';
 import { deploymentYaml } from './fixtures';
 import { HealthWatch, type TargetHealth } from './health-watch';
-import { TestInstall, metricSum, type ControllerProcess } from './install';
+import { TestInstall, metricSamples, metricSum, type ControllerProcess } from './install';
 import { describeExit } from './process';
 import { refusingPolicy, waitForDryRun } from './refusals';
 import { deploymentRolloutStatus } from './rollout';
@@ -219,6 +219,25 @@ export class ChaosLoop {
     );
   }
 
+  /** Until the leader counts at least every owner as current (its last wave step ran). */
+  private async waitForLeaderToSeeCurrent(): Promise<void> {
+    const leader = await this.leader();
+    await waitFor(
+      `${leader.name} to count every owner current`,
+      async () => {
+        const states = await metricSamples(
+          leader.controller.metricsPort,
+          'outrigger_controller_owners',
+        );
+        const current = states.get('{state="current"}') ?? 0;
+        return current >= this.owners.length
+          ? done(undefined)
+          : pending(Object.fromEntries(states));
+      },
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
+  }
+
   /** SIGKILLs the leader, starts a replica in its place; resolves when a replica leads again. */
   private async killLeader(): Promise<{ name: string; handoverMs: number }> {
     const leader = await this.leader();
@@ -366,6 +385,8 @@ export class ChaosLoop {
     });
     log(`  lifted the refusal of ${REFUSED_OWNER}`);
     await this.waitForOwners(revision, `every owner on revision ${revision}`);
+    // The leader has assessed the finished wave: a second restart would have been made by now.
+    await this.waitForLeaderToSeeCurrent();
 
     const after = await this.revisionNumbers();
     const restarts = Object.fromEntries(
@@ -410,6 +431,7 @@ export function chaosSummary(cycles: CycleFigures[], probes: TargetHealth[]): st
   for (const n of restarts) counts.set(n, (counts.get(n) ?? 0) + 1);
   const apiRestarts = cycles.filter((c) => c.apiServerRestart).length;
   const ms = (n: number) => `${Math.round(n)} ms`;
+  if (cycles.length === 0) return `cycles: 0\n${probeLines(probes).join('\n')}`;
   lines.push(
     `cycles: ${cycles.length}, failed: ${cycles.filter((c) => c.violations.length).length}`,
   );
@@ -425,11 +447,15 @@ export function chaosSummary(cycles: CycleFigures[], probes: TargetHealth[]): st
       ? 'API server restarts: 0 (skipped)'
       : `API server restarts: ${apiRestarts} (${cycles.filter((c) => c.apiServerRestart?.signal === 'KILL').length} by SIGKILL), down 2 s each, ready ${ms(Math.min(...readies))} to ${ms(Math.max(...readies))} after start; freezes: ${cycles.filter((c) => c.freezeMs > 0).length} of ${ms(Math.min(...cycles.map((c) => c.freezeMs)))} to ${ms(Math.max(...cycles.map((c) => c.freezeMs)))}`,
   );
-  lines.push('longest time without an answer to /healthz, per replica:');
-  for (const p of probes) {
-    lines.push(
-      `  ${p.name.padEnd(22)} ${ms(p.longestGapMs).padStart(8)}  (${p.answered} of ${p.probes} probes answered${p.probing ? '' : ', then killed'})`,
-    );
-  }
-  return lines.join('\n');
+  return [...lines, ...probeLines(probes)].join('\n');
+}
+
+function probeLines(probes: TargetHealth[]): string[] {
+  return [
+    'longest time without an answer to /healthz, per replica:',
+    ...probes.map(
+      (p) =>
+        `  ${p.name.padEnd(22)} ${`${p.longestGapMs} ms`.padStart(8)}  (${p.answered} of ${p.probes} probes answered${p.probing ? '' : ', then killed'})`,
+    ),
+  ];
 }
