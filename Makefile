@@ -64,6 +64,10 @@ clean:
 bench-webhook: build
 	node webhook/dist/bench/webhook.bench.js
 
+## fuzz: 100,000 hostile and valid requests (FUZZ_REQUESTS) against the webhook binary; prints its figures
+fuzz: build
+	node webhook/dist/bench/fuzz.js
+
 ## bench-controller: N workloads (BENCH_WORKLOADS, default 2000) on the local control plane
 bench-controller: build
 	node e2e/dist/bench/controller.bench.js

@@ -13,7 +13,7 @@ import type { Answer } from './answer';
 /** Bodies above this many bytes go to the worker; a real pod's review is 5 to 8 KiB. */
 export const LARGE_BODY_BYTES = 64 * 1024;
 /** The worker's heap: a body within the limits needs far less; more is refused. */
-const WORKER_HEAP_MB = 96;
+const WORKER_HEAP_MB = 64;
 /** A worker with nothing to do for this long is ended, and its memory given back. */
 const IDLE_MS = 15_000;
 
@@ -99,7 +99,7 @@ export class LargeBodyWorker {
   private running(): Worker {
     if (this.worker) return this.worker;
     const worker = new Worker(this.script, {
-      resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: 16 },
+      resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: 8 },
     });
     worker.unref();
     worker.on('message', (m: FromWorker) => this.settle(m));

@@ -34,6 +34,8 @@ export interface HandlerDeps {
   largeBodies?: LargeBodyWorker;
 }
 
+type ServeDeps = HandlerDeps & { malformedLog: Throttled };
+
 const ROUTES: Record<string, Endpoint> = {
   '/mutate/pods': 'pods',
   '/mutate/workloads': 'workloads',
@@ -46,8 +48,9 @@ function send(res: ServerResponse, status: number, body: string, type = 'applica
 }
 
 export function createAdmissionHandler(
-  deps: HandlerDeps,
+  handlerDeps: HandlerDeps,
 ): (req: IncomingMessage, res: ServerResponse) => void {
+  const deps: ServeDeps = { ...handlerDeps, malformedLog: new Throttled() };
   return (req, res) => {
     const endpoint = ROUTES[(req.url ?? '').split('?')[0] ?? ''];
     if (!endpoint)
@@ -62,7 +65,7 @@ export function createAdmissionHandler(
 }
 
 /** A failure no request should cause: counted, logged, answered 500; the process goes on. */
-function failed(endpoint: Endpoint, res: ServerResponse, deps: HandlerDeps, err: unknown): void {
+function failed(endpoint: Endpoint, res: ServerResponse, deps: ServeDeps, err: unknown): void {
   try {
     deps.metrics.internalErrors.inc({ endpoint });
     deps.logger.error('request failed', { endpoint, error: messageOf(err) });
@@ -79,7 +82,7 @@ async function serve(
   endpoint: Endpoint,
   req: IncomingMessage,
   res: ServerResponse,
-  deps: HandlerDeps,
+  deps: ServeDeps,
 ): Promise<void> {
   let body: Body;
   try {
@@ -105,12 +108,38 @@ async function serve(
   }
 }
 
+/**
+ * At most one log line a second for something any client can cause as often as it likes; the
+ * rest are counted into the next line (and all of them into the metrics).
+ */
+export class Throttled {
+  private last = -Infinity;
+  private suppressed = 0;
+
+  constructor(
+    private readonly intervalMs = 1000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  run(log: (suppressed: number) => void): void {
+    const now = this.now();
+    if (now - this.last < this.intervalMs) {
+      this.suppressed++;
+      return;
+    }
+    this.last = now;
+    const suppressed = this.suppressed;
+    this.suppressed = 0;
+    log(suppressed);
+  }
+}
+
 /** Answers a body here, or on the worker when it is large. */
 function answerOnce(
   endpoint: Endpoint,
   bytes: Buffer,
   refreshed: boolean,
-  deps: HandlerDeps,
+  deps: ServeDeps,
 ): Promise<{ answer: Answer; body?: Uint8Array }> {
   if (deps.largeBodies && bytes.length > LARGE_BODY_BYTES)
     return deps.largeBodies.answer(endpoint, bytes, refreshed);
@@ -122,7 +151,7 @@ async function admit(
   endpoint: Endpoint,
   bytes: Buffer,
   res: ServerResponse,
-  deps: HandlerDeps,
+  deps: ServeDeps,
 ): Promise<void> {
   const start = performance.now();
   const first = await answerOnce(endpoint, bytes, false, deps);
@@ -141,13 +170,19 @@ async function admit(
 
 function respond(
   o: { endpoint: Endpoint; answer: Answer; res: ServerResponse; start: number },
-  deps: HandlerDeps,
+  deps: ServeDeps,
 ): void {
   const { endpoint, answer, res, start } = o;
   switch (answer.kind) {
     case 'malformed':
       deps.metrics.admissions.inc({ endpoint, outcome: 'invalid', reason: 'malformed' });
-      deps.logger.warn('malformed admission review', { endpoint, error: answer.message });
+      deps.malformedLog.run((suppressed) =>
+        deps.logger.warn('malformed admission review', {
+          endpoint,
+          error: answer.message,
+          ...(suppressed > 0 ? { alsoMalformedSinceLastLine: suppressed } : {}),
+        }),
+      );
       return send(res, 400, `malformed AdmissionReview: ${answer.message}\n`, 'text/plain');
     case 'needs-revision':
       throw new Error(`revision ${answer.revision} asked for again after a refresh`);
@@ -176,7 +211,7 @@ const seconds = (start: number): number => (performance.now() - start) / 1000;
 function admitted(
   endpoint: Endpoint,
   answer: Extract<Answer, { kind: 'admitted' }>,
-  deps: HandlerDeps,
+  deps: ServeDeps,
   start: number,
 ): void {
   const { outcome, reason } = answer.admission.result;
