@@ -239,6 +239,7 @@ start kube-controller-manager "$(bin kube-controller-manager)" \
   --leader-elect=false \
   --kube-api-qps=100 \
   --kube-api-burst=200 \
+  --node-monitor-grace-period=5m \
   --profiling=false
 start kube-scheduler "$(bin kube-scheduler)" \
   --kubeconfig="${STATE_DIR}/kube-scheduler.kubeconfig" \
