@@ -240,6 +240,7 @@ export class HealthProber {
   /** Stops probing and collects what was measured. */
   async stop(): Promise<void> {
     const worker = this.worker;
+    this.worker = undefined;
     if (!worker) return;
     const result = new Promise<{ latencies: number[]; failures: number }>((resolve) =>
       worker.once('message', resolve),
