@@ -9,3 +9,4 @@ export * from './probe-server';
 export * from './flags';
 export * from './errors';
 export * from './workloads';
+export * from './run-main';
