@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:/usr/local/go/bin:$(PATH)
 
-.PHONY: setup deps build lint typecheck test test-unit e2e bench bench-inject bench-webhook bench-controller chaos \
+.PHONY: setup deps build lint typecheck test test-unit e2e bench bench-inject bench-webhook bench-controller chaos fuzz \
         cluster-build cluster-up cluster-down clean manifests demo demo-down
 
 ## setup: install Node.js 24 and the dependencies, build the local control plane, build the code
