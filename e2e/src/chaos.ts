@@ -433,10 +433,11 @@ export function chaosSummary(cycles: CycleFigures[], probes: TargetHealth[]): st
   const ms = (n: number) => `${Math.round(n)} ms`;
   if (cycles.length === 0) return `cycles: 0\n${probeLines(probes).join('\n')}`;
   lines.push(
-    `cycles: ${cycles.length}, failed: ${cycles.filter((c) => c.violations.length).length}`,
+    `cycles finished: ${cycles.length}, failed: ${cycles.filter((c) => c.violations.length).length}`,
   );
+  const each = [...counts].map(([n, k]) => `${n} for ${k}`).join(', ') || 'none';
   lines.push(
-    `restarts per owner per revision: ${[...counts].map(([n, k]) => `${k} x ${n}`).join(', ') || 'none'} (owner-revisions x new ReplicaSets)`,
+    `restarts (new ReplicaSets) per owner per revision: ${each} of ${restarts.length} (owner, revision) pairs`,
   );
   lines.push(
     `leader kills: ${cycles.length}; leader changes (Lease transitions): ${cycles.reduce((s, c) => s + c.leaderChanges, 0)}; handover ${ms(Math.min(...cycles.map((c) => c.handoverMs)))} to ${ms(Math.max(...cycles.map((c) => c.handoverMs)))}`,
@@ -445,7 +446,7 @@ export function chaosSummary(cycles: CycleFigures[], probes: TargetHealth[]): st
   lines.push(
     apiRestarts === 0
       ? 'API server restarts: 0 (skipped)'
-      : `API server restarts: ${apiRestarts} (${cycles.filter((c) => c.apiServerRestart?.signal === 'KILL').length} by SIGKILL), down 2 s each, ready ${ms(Math.min(...readies))} to ${ms(Math.max(...readies))} after start; freezes: ${cycles.filter((c) => c.freezeMs > 0).length} of ${ms(Math.min(...cycles.map((c) => c.freezeMs)))} to ${ms(Math.max(...cycles.map((c) => c.freezeMs)))}`,
+      : `API server restarts in them: ${apiRestarts} (${cycles.filter((c) => c.apiServerRestart?.signal === 'KILL').length} by SIGKILL), down 2 s each, ready ${ms(Math.min(...readies))} to ${ms(Math.max(...readies))} after start; freezes: ${cycles.filter((c) => c.freezeMs > 0).length} of ${ms(Math.min(...cycles.map((c) => c.freezeMs)))} to ${ms(Math.max(...cycles.map((c) => c.freezeMs)))}`,
   );
   return [...lines, ...probeLines(probes)].join('\n');
 }

@@ -81,8 +81,10 @@ export async function readBody(
   limit: number,
   budget: BodyBudget,
 ): Promise<Body> {
-  const header = req.headers['content-length'];
-  const declared = header === undefined ? undefined : Number(header);
+  // Node's parser refuses a malformed Content-Length; checked again so the budget's arithmetic
+  // can never see anything but a whole number.
+  const length = Number(req.headers['content-length'] ?? Number.NaN);
+  const declared = Number.isSafeInteger(length) && length >= 0 ? length : undefined;
   if (declared !== undefined && declared > limit) throw new BodyTooLargeError(limit);
   const bytes = declared ?? limit;
   req.pause();

@@ -1,6 +1,7 @@
 // The HTTPS admission server and the plain-HTTP metrics server. The handler reads the body
-// under a limit, answers 400 for malformed reviews, dispatches to admit.ts, and turns any
-// internal failure into the answer --on-error asks for.
+// under its byte budgets (body.ts), has it answered (answer.ts) here or, when it is large, on
+// the worker (large-bodies.ts), and turns the answer into the response, metrics and logs. No
+// error of one request reaches another or the process.
 
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
