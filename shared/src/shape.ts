@@ -1,13 +1,15 @@
 // The shape of the fields the core reads from a Pod or a workload, checked before it reads them.
 // The API server only ever sends well-typed objects; anything else is a hostile or broken
 // client, and it gets an error naming the field instead of a crash deep inside injection.
-// Absent and null fields are fine everywhere: the core treats them as empty.
+// Absent and null fields are fine, the core treats them as empty; except the few a Kubernetes
+// object always has and the core reads without a default ('required string').
 
 import { isRecord } from './k8s';
 import { clipped, describe as describeValue } from './schema';
 
 /** What a field must be, in the words of the error message. */
-type Kind = 'string' | 'boolean' | 'integer' | 'mapping' | 'list' | 'string map';
+type Kind =
+  'string' | 'required string' | 'boolean' | 'integer' | 'mapping' | 'list' | 'string map';
 
 /** A list whose items are mappings of one shape. */
 class ListOf {
@@ -20,10 +22,11 @@ interface Shape {
   readonly [field: string]: Kind | Shape | ListOf;
 }
 
+// The API server refuses an owner reference without a kind or a name; owner.ts reads both.
 const OWNER_REFERENCE: Shape = {
   apiVersion: 'string',
-  kind: 'string',
-  name: 'string',
+  kind: 'required string',
+  name: 'required string',
   controller: 'boolean',
 };
 
@@ -67,6 +70,7 @@ const WORKLOAD: Shape = {
 function kindMatches(kind: Kind, value: unknown): boolean {
   switch (kind) {
     case 'string':
+    case 'required string':
       return typeof value === 'string';
     case 'boolean':
       return typeof value === 'boolean';
@@ -89,12 +93,14 @@ function stringMapIssue(value: unknown, path: string): string {
 }
 
 function fieldIssue(spec: Shape[string], value: unknown, path: string): string | undefined {
-  if (value === undefined || value === null) return undefined;
+  if (value === undefined || value === null)
+    return spec === 'required string' ? `${path} is required: set it to a string` : undefined;
   if (typeof spec === 'string') {
     if (kindMatches(spec, value)) return undefined;
     if (spec === 'string map') return stringMapIssue(value, path);
     const article = spec === 'integer' ? 'an' : 'a';
-    return `${path} must be ${article} ${spec}; got ${describeValue(value)}`;
+    const kind = spec === 'required string' ? 'string' : spec;
+    return `${path} must be ${article} ${kind}; got ${describeValue(value)}`;
   }
   if (spec instanceof ListOf) return listIssue(spec.item, value, path);
   if (!isRecord(value)) return `${path} must be a mapping; got ${describeValue(value)}`;

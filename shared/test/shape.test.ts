@@ -41,6 +41,18 @@ describe('podShapeIssue', () => {
       pod({}, { ownerReferences: [{ kind: 'ReplicaSet', name: 'r', controller: 'yes' }] }),
       'o.metadata.ownerReferences[0].controller must be a boolean; got string "yes"',
     ],
+    [
+      pod({}, { ownerReferences: [{ name: 'r' }] }),
+      'o.metadata.ownerReferences[0].kind is required: set it to a string',
+    ],
+    [
+      pod({}, { ownerReferences: [{ kind: 'ReplicaSet', name: null }] }),
+      'o.metadata.ownerReferences[0].name is required: set it to a string',
+    ],
+    [
+      pod({}, { ownerReferences: [{ kind: 'ReplicaSet', name: 7 }] }),
+      'o.metadata.ownerReferences[0].name must be a string; got number 7',
+    ],
     [{ metadata: 'm' }, 'o.metadata must be a mapping; got string "m"'],
     [{ spec: [] }, 'o.spec must be a mapping; got a list'],
   ])('names the field: %#', (object, message) => {

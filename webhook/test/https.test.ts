@@ -155,6 +155,19 @@ describe('bad input', () => {
       /request.object.spec.containers must be a list; got string "nope"/,
     ],
     [
+      'an owner reference without a kind (was the fail-open path)',
+      review({ metadata: { ownerReferences: [{ name: 'web-1' }] }, spec: { containers: [] } }),
+      /request.object.metadata.ownerReferences\[0\].kind is required: set it to a string/,
+    ],
+    [
+      'an owner reference with a null name (was the fail-open path)',
+      review({
+        metadata: { ownerReferences: [{ kind: 'ReplicaSet', name: null }] },
+        spec: { containers: [{ name: 'a' }] },
+      }),
+      /request.object.metadata.ownerReferences\[0\].name is required: set it to a string/,
+    ],
+    [
       'a deeply nested kind',
       `{"kind":${'['.repeat(10_000)}${']'.repeat(10_000)}}`,
       /nests arrays and objects deeper than 100 levels/,
@@ -197,6 +210,8 @@ describe('bad input', () => {
     expect(text).toMatch(
       /outrigger_webhook_admissions_total\{endpoint="pods",outcome="invalid",reason="body-too-large"\} 1/,
     );
+    // Every bad input above is a 400 or a 413: none took the fail-open path.
+    expect(text).not.toMatch(/outrigger_webhook_internal_errors_total\{[^}]*\} [1-9]/);
   });
 });
 
