@@ -63,6 +63,8 @@ export interface CycleFigures {
   leaderChanges: number;
   apiServerRestart: ApiServerRestart | undefined;
   freezeMs: number;
+  /** The longest time from an owner's rollout complete to the controller recording it. */
+  recordLagMs: number;
   /** Every property that failed, in words; empty when the cycle passed. */
   violations: string[];
 }
@@ -103,6 +105,22 @@ function behind(d: V1Deployment, revision: string): string | undefined {
   if (deploymentRolloutStatus(d).outcome !== 'done') return `${name}: rolling`;
   if (d.metadata?.labels?.[COMPLETED_REVISION] !== revision) return `${name}: not recorded`;
   return undefined;
+}
+
+/** When the loop first saw an owner's rollout to `revision` complete, and its record of it. */
+function noteCompletion(
+  d: V1Deployment,
+  revision: string,
+  seen: { now: number; complete: Map<string, number>; recorded: Map<string, number> },
+): void {
+  const name = d.metadata?.name ?? '';
+  // Complete at the revision: nothing behind, or only the controller's record of it.
+  const why = behind(d, revision);
+  if (why !== undefined && !why.endsWith(': not recorded')) return;
+  if (!seen.complete.has(name)) seen.complete.set(name, seen.now);
+  if (d.metadata?.labels?.[COMPLETED_REVISION] === revision && !seen.recorded.has(name)) {
+    seen.recorded.set(name, seen.now);
+  }
 }
 
 interface Replica {
@@ -182,13 +200,21 @@ export class ChaosLoop {
     return lease.spec?.leaseTransitions ?? 0;
   }
 
-  /** Every owner on `revision`, its rollout complete and recorded, and its pods injected. */
-  private async waitForOwners(revision: string, what: string): Promise<void> {
+  /**
+   * Every owner on `revision`, its rollout complete and recorded, and its pods injected.
+   * Resolves with the longest time between an owner's rollout being complete (as this loop
+   * polls it, every 500 ms) and the controller recording it: a watch gone silent shows there.
+   */
+  private async waitForOwners(revision: string, what: string): Promise<number> {
     const { cluster } = this.o;
+    const complete = new Map<string, number>();
+    const recorded = new Map<string, number>();
     await waitFor(
       what,
       async () => {
         const all = await this.deployments();
+        const now = performance.now();
+        for (const d of all) noteCompletion(d, revision, { now, complete, recorded });
         const late = all.map((d) => behind(d, revision)).filter((why) => why !== undefined);
         if (all.length !== this.owners.length || late.length > 0) return pending(late);
         const { items } = await cluster.core.listNamespacedPod({ namespace: this.namespace });
@@ -200,6 +226,8 @@ export class ChaosLoop {
       },
       { timeoutMs: 300_000, intervalMs: 500 },
     );
+    const lags = [...recorded].map(([name, at]) => at - (complete.get(name) ?? at));
+    return Math.max(0, ...lags);
   }
 
   /** The replica that leads now (waits until exactly one does). */
@@ -384,7 +412,7 @@ export class ChaosLoop {
       refusal: undefined,
     });
     log(`  lifted the refusal of ${REFUSED_OWNER}`);
-    await this.waitForOwners(revision, `every owner on revision ${revision}`);
+    const recordLagMs = await this.waitForOwners(revision, `every owner on revision ${revision}`);
     // The leader has assessed the finished wave: a second restart would have been made by now.
     await this.waitForLeaderToSeeCurrent();
 
@@ -403,10 +431,11 @@ export class ChaosLoop {
       leaderChanges: (await this.leaseTransitions()) - transitionsBefore,
       apiServerRestart: disturbed.restart,
       freezeMs: disturbed.freezeMs,
+      recordLagMs,
       violations: await this.violations(revision, restarts, health),
     };
     log(
-      `  done in ${figures.seconds.toFixed(0)} s: ${figures.violations.length === 0 ? 'every property holds' : figures.violations.join('; ')}`,
+      `  done in ${figures.seconds.toFixed(0)} s (rollout complete to recorded: up to ${Math.round(recordLagMs)} ms): ${figures.violations.length === 0 ? 'every property holds' : figures.violations.join('; ')}`,
     );
     return figures;
   }
@@ -447,6 +476,9 @@ export function chaosSummary(cycles: CycleFigures[], probes: TargetHealth[]): st
     apiRestarts === 0
       ? 'API server restarts: 0 (skipped)'
       : `API server restarts in them: ${apiRestarts} (${cycles.filter((c) => c.apiServerRestart?.signal === 'KILL').length} by SIGKILL), down 2 s each, ready ${ms(Math.min(...readies))} to ${ms(Math.max(...readies))} after start; freezes: ${cycles.filter((c) => c.freezeMs > 0).length} of ${ms(Math.min(...cycles.map((c) => c.freezeMs)))} to ${ms(Math.max(...cycles.map((c) => c.freezeMs)))}`,
+  );
+  lines.push(
+    `longest time from an owner's rollout complete to the controller recording it: ${ms(Math.max(...cycles.map((c) => c.recordLagMs)))} (polled every 500 ms)`,
   );
   return [...lines, ...probeLines(probes)].join('\n');
 }
