@@ -260,7 +260,15 @@ export function startHttps(
   const open = new Set<TLSSocket>();
   server.on('secureConnection', (socket: TLSSocket) => {
     open.add(socket);
-    socket.once('close', () => open.delete(socket));
+    // Node's headersTimeout starts with a request's first byte: a client that finishes the
+    // handshake and then sends nothing held its socket (a file descriptor, memory) for ever.
+    const silent = setTimeout(() => {
+      if (socket.bytesRead === 0) socket.destroy();
+    }, SERVER_TIMEOUTS.headersTimeout).unref();
+    socket.once('close', () => {
+      open.delete(socket);
+      clearTimeout(silent);
+    });
   });
   openConnections.set(server, open);
   return listenOn(server, address);
