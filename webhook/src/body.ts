@@ -1,8 +1,12 @@
 // Reading request bodies under two byte budgets: one per request (larger gets 413) and one
-// shared by every request in flight, so that no mix of large or slow bodies can take the
-// process over its memory limit. A request reserves its whole declared length before its
+// shared by the large bodies in flight, so that no mix of large or slow bodies can take the
+// process over its memory limit. A large request reserves its whole declared length before its
 // first byte is read, and waits, unread, until the shared budget has room: reading only part
-// of many bodies at once could fill the budget with requests that can never all finish.
+// of many bodies at once could fill the budget with requests that can never all finish. Once
+// granted, it must arrive at a minimum rate, so a client that declares megabytes and sends a
+// byte at a time holds the budget for seconds, not for the whole request timeout.
+// Small bodies (every real review) never wait: what they can hold is bounded by the number of
+// connections, so no large or slow client can keep them out.
 
 import type { IncomingMessage } from 'node:http';
 
@@ -12,6 +16,20 @@ export class BodyTooLargeError extends Error {
     this.name = 'BodyTooLargeError';
   }
 }
+
+/** A large body that did not arrive at the minimum rate: answered 408. */
+export class BodyTooSlowError extends Error {
+  constructor(readonly deadlineMs: number) {
+    super(`request body did not arrive within ${deadlineMs} ms`);
+    this.name = 'BodyTooSlowError';
+  }
+}
+
+/** Bodies of at most this many bytes are read at once, outside the shared budget. */
+export const SMALL_BODY_BYTES = 64 * 1024;
+/** The slowest a large body may arrive once it is granted: the API server sends at LAN speed. */
+const MIN_BYTES_PER_SECOND = 1024 * 1024;
+const DEADLINE_BASE_MS = 2000;
 
 /** The shared budget: bytes reserved by the requests being read or answered. */
 export class BodyBudget {
@@ -73,8 +91,9 @@ export interface Body {
 }
 
 /**
- * Reads the body of `req`, at most `limit` bytes, inside `budget`. A body without a declared
- * length (chunked) reserves the whole limit, as its size is known only at its end.
+ * Reads the body of `req`, at most `limit` bytes; a large one inside `budget`. A body without a
+ * declared length (chunked) counts as large and reserves the whole limit, as its size is known
+ * only at its end.
  */
 export async function readBody(
   req: IncomingMessage,
@@ -86,21 +105,33 @@ export async function readBody(
   const length = Number(req.headers['content-length'] ?? Number.NaN);
   const declared = Number.isSafeInteger(length) && length >= 0 ? length : undefined;
   if (declared !== undefined && declared > limit) throw new BodyTooLargeError(limit);
-  const bytes = declared ?? limit;
+  if (declared !== undefined && declared <= SMALL_BODY_BYTES)
+    return { bytes: await collect(req, limit, declared), release: () => undefined };
+  const reserved = declared ?? limit;
   req.pause();
-  await waitForBudget(req, budget, bytes);
+  await waitForBudget(req, budget, reserved);
   let released = false;
   const release = (): void => {
     if (released) return;
     released = true;
-    budget.release(bytes);
+    budget.release(reserved);
   };
+  const deadlineMs = DEADLINE_BASE_MS + Math.ceil((reserved / MIN_BYTES_PER_SECOND) * 1000);
+  let timer: NodeJS.Timeout | undefined;
+  const tooSlow = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      req.removeAllListeners('data');
+      reject(new BodyTooSlowError(deadlineMs));
+    }, deadlineMs);
+  });
   try {
-    const bytes = await collect(req, limit, declared);
+    const bytes = await Promise.race([collect(req, limit, declared), tooSlow]);
     return { bytes, release };
   } catch (err) {
     release();
     throw err;
+  } finally {
+    clearTimeout(timer);
   }
 }
 

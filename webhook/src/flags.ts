@@ -11,6 +11,7 @@ import {
   type ListenAddress,
   type ObjectRef,
 } from '@outrigger/kube';
+import { MAX_CONNECTIONS } from './connections';
 
 export interface WebhookFlags {
   listen: Address;
@@ -25,6 +26,7 @@ export interface WebhookFlags {
   logLevel: string;
   maxBodyBytes: number;
   maxBodyBytesInFlight: number;
+  maxConnections: number;
   shutdownDelaySeconds: number;
   systemNamespace: string;
   nativeSidecars: 'auto' | 'supported' | 'unsupported';
@@ -40,8 +42,10 @@ const DEFAULTS: Record<string, string> = {
   // An object the API server accepts is at most 3 MiB of JSON (its request body limit); a
   // review of an UPDATE carries two (object and oldObject), plus a small envelope.
   'max-body-bytes': String(7 * 1024 * 1024),
-  // Two reviews of the largest size, or about two thousand of a real pod's 8 KiB, at once.
+  // Two reviews of the largest size at once; bodies of 64 KiB or less (every real pod's
+  // review) are read outside it.
   'max-body-bytes-in-flight': String(16 * 1024 * 1024),
+  'max-connections': String(MAX_CONNECTIONS),
   'shutdown-delay-seconds': '5',
   'system-namespace': 'outrigger-system',
   'native-sidecars': 'auto',
@@ -79,6 +83,7 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = {}): Webhook
       get('max-body-bytes-in-flight'),
       1024,
     ),
+    maxConnections: positiveInt('max-connections', get('max-connections'), 1),
     shutdownDelaySeconds: positiveInt('shutdown-delay-seconds', get('shutdown-delay-seconds'), 0),
     systemNamespace: get('system-namespace'),
     nativeSidecars: oneOf('native-sidecars', get('native-sidecars'), [
@@ -135,7 +140,8 @@ export const USAGE = `Usage: outrigger-webhook [flags]   (each flag is also an e
   --native-sidecars auto|supported|unsupported   (default auto: ask the API server's version)
   --system-namespace NAME         the namespace Outrigger runs in, never injected (default outrigger-system)
   --max-body-bytes N              larger request bodies get 413 (default 7 MiB)
-  --max-body-bytes-in-flight N    bodies of all requests read at once; more wait (default 16 MiB)
+  --max-body-bytes-in-flight N    large bodies (over 64 KiB) read at once; more wait (default 16 MiB)
+  --max-connections N             open connections; at the cap the oldest idle one is closed (default ${MAX_CONNECTIONS})
   --shutdown-delay-seconds N      after SIGTERM, keep serving N seconds with /readyz failing (default 5)
   --log-level error|warn|info|debug`;
 

@@ -308,7 +308,10 @@ async function serveAdmission(
     maxBodyBytes: flags.maxBodyBytes,
     bodyBudget: new BodyBudget(flags.maxBodyBytesInFlight),
   });
-  const https = await startHttps(handler, pair, flags.listen);
+  const https = await startHttps(handler, pair, flags.listen, {
+    maxConnections: flags.maxConnections,
+    onEvicted: () => deps.metrics.connectionsRefused.inc(),
+  });
   sources.tlsStore.onChange((p) =>
     https.setSecureContext({ cert: p.cert, key: p.key, minVersion: 'TLSv1.2' }),
   );

@@ -12,6 +12,7 @@ export class WebhookMetrics {
   readonly configRefreshes: Counter<'result'>;
   readonly watchRestarts: Counter<'resource' | 'reason'>;
   readonly internalErrors: Counter<'endpoint'>;
+  readonly connectionsRefused: Counter;
 
   constructor(
     readonly registry: Registry = new Registry(),
@@ -71,6 +72,11 @@ export class WebhookMetrics {
       name: 'outrigger_webhook_internal_errors_total',
       help: 'Requests that failed inside the webhook and were answered according to --on-error.',
       labelNames: ['endpoint'],
+      registers,
+    });
+    this.connectionsRefused = new Counter({
+      name: 'outrigger_webhook_connections_closed_at_cap_total',
+      help: 'Connections closed because --max-connections were open: the oldest idle one, or the new one when none was idle.',
       registers,
     });
   }

@@ -6,7 +6,6 @@
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { performance } from 'node:perf_hooks';
-import type { TLSSocket } from 'node:tls';
 import { listenOn, startProbeServer, type Probes } from '@outrigger/kube';
 import type { AdmissionState, Endpoint } from './admit';
 import { answerBody, type Answer } from './answer';
@@ -14,9 +13,10 @@ export { boundPort } from '@outrigger/kube';
 import type { Address } from './flags';
 import type { Logger } from './log';
 import type { WebhookMetrics } from './metrics';
-import { BodyTooLargeError, readBody, type Body, type BodyBudget } from './body';
+import { BodyTooLargeError, BodyTooSlowError, readBody, type Body, type BodyBudget } from './body';
 import { LARGE_BODY_BYTES, type LargeBodyWorker } from './large-bodies';
 import type { KeyPair } from './tls';
+import { Connections, MAX_CONNECTIONS } from './connections';
 
 export interface HandlerDeps {
   /** The state in force; undefined until configuration (and namespaces, with an API) are loaded. */
@@ -89,16 +89,12 @@ async function serve(
   try {
     body = await readBody(req, deps.maxBodyBytes, deps.bodyBudget);
   } catch (err) {
-    const tooLarge = err instanceof BodyTooLargeError;
-    deps.metrics.admissions.inc({
-      endpoint,
-      outcome: 'invalid',
-      reason: tooLarge ? 'body-too-large' : 'read-error',
-    });
-    // The rest of a large body is not read: closing the connection after the answer stops it.
-    if (tooLarge) {
+    const refused = err instanceof BodyTooLargeError || err instanceof BodyTooSlowError;
+    deps.metrics.admissions.inc({ endpoint, outcome: 'invalid', reason: readFailure(err) });
+    // The rest of the body is not read: closing the connection after the answer stops it.
+    if (refused) {
       res.setHeader('connection', 'close');
-      send(res, 413, `${err.message}\n`, 'text/plain');
+      send(res, err instanceof BodyTooLargeError ? 413 : 408, `${err.message}\n`, 'text/plain');
     } else req.destroy();
     return;
   }
@@ -133,6 +129,11 @@ export class Throttled {
     this.suppressed = 0;
     log(suppressed);
   }
+}
+
+function readFailure(err: unknown): 'body-too-large' | 'body-too-slow' | 'read-error' {
+  if (err instanceof BodyTooLargeError) return 'body-too-large';
+  return err instanceof BodyTooSlowError ? 'body-too-slow' : 'read-error';
 }
 
 /** Answers a body here, or on the worker when it is large. */
@@ -245,47 +246,32 @@ export const SERVER_TIMEOUTS = {
   keepAliveTimeout: 120_000,
 };
 
-/** The open TLS connections of each admission server, for closeUnusedConnections(). */
-const openConnections = new WeakMap<HttpsServer, Set<TLSSocket>>();
+/** The connections of each admission server, for closeUnusedConnections(). */
+const connectionsOf = new WeakMap<HttpsServer, Connections>();
 
 export function startHttps(
   handler: ReturnType<typeof createAdmissionHandler>,
   pair: KeyPair,
   address: Address,
+  o: { maxConnections?: number; onEvicted?: () => void } = {},
 ): Promise<HttpsServer> {
   const server = createHttpsServer(
     { cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2', ...SERVER_TIMEOUTS },
     handler,
   );
-  const open = new Set<TLSSocket>();
-  server.on('secureConnection', (socket: TLSSocket) => {
-    open.add(socket);
-    // Node's headersTimeout starts with a request's first byte: a client that finishes the
-    // handshake and then sends nothing held its socket (a file descriptor, memory) for ever.
-    const silent = setTimeout(() => {
-      if (socket.bytesRead === 0) socket.destroy();
-    }, SERVER_TIMEOUTS.headersTimeout).unref();
-    socket.once('close', () => {
-      open.delete(socket);
-      clearTimeout(silent);
-    });
+  const connections = new Connections({
+    max: o.maxConnections ?? MAX_CONNECTIONS,
+    silentMs: SERVER_TIMEOUTS.headersTimeout,
+    onEvicted: o.onEvicted,
   });
-  openConnections.set(server, open);
+  connections.watch(server);
+  connectionsOf.set(server, connections);
   return listenOn(server, address);
 }
 
-/**
- * Closes every connection that carries no request: the idle keep-alive ones, and those that
- * never carried one. The API server's HTTP client dials connections ahead of need and keeps the
- * spares; Node counts a connection active until its first request arrives (so headersTimeout can
- * reap silent clients), so closeIdleConnections() skips those, and server.close() would wait for
- * them until the drain deadline.
- */
+/** Closes every connection that carries no request (see Connections.closeUnused). */
 export function closeUnusedConnections(server: HttpsServer): void {
-  server.closeIdleConnections();
-  // Nothing read yet means not even part of a request: closing loses nothing.
-  for (const socket of openConnections.get(server) ?? [])
-    if (socket.bytesRead === 0) socket.destroy();
+  connectionsOf.get(server)?.closeUnused(server);
 }
 
 export type { Probes } from '@outrigger/kube';

@@ -4,7 +4,10 @@
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:https';
 import { connect, type TLSSocket } from 'node:tls';
+import { Agent } from 'node:https';
 import { SERVER_TIMEOUTS, startHttps } from '../src/server';
+import { realisticCase } from './fuzz-cases';
+import { judge, post, rawConnection, startFuzzTarget, type RunningWebhook } from './fuzz-harness';
 import { makeCert } from './support';
 
 jest.setTimeout(30_000);
@@ -54,5 +57,75 @@ describe('a client that completes the TLS handshake and sends nothing', () => {
     for (const ms of waits) expect(ms).toBeLessThan(SERVER_TIMEOUTS.headersTimeout + 3000);
     expect(used.destroyed).toBe(false);
     used.destroy();
+  });
+});
+
+describe('clients that hold the body budget or the connections', () => {
+  let target: RunningWebhook;
+  let agent: Agent;
+
+  beforeAll(async () => {
+    target = await startFuzzTarget(['--max-connections', '20']);
+    agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  });
+
+  afterAll(async () => {
+    agent.destroy();
+    await target.stop();
+  });
+
+  /** A raw connection that declares `length` bytes of body and sends one. */
+  async function trickle(length: number): Promise<{ socket: TLSSocket; closed: Promise<string> }> {
+    const socket = await rawConnection(target);
+    let data = '';
+    socket.on('data', (b: Buffer) => (data += b.toString()));
+    socket.on('error', () => undefined);
+    const closed = new Promise<string>((resolve) => socket.on('close', () => resolve(data)));
+    socket.write(`POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Length: ${length}\r\n\r\n{`);
+    return { socket, closed };
+  }
+
+  it('answers a real review at once while large bodies trickle in, and cuts those off', async () => {
+    // Three bodies declared at the limit fill the large-body budget, one byte each: a real
+    // review (6 KB) must not wait behind them.
+    const large = await Promise.all([1, 2, 3].map(() => trickle(7 * 1024 * 1024)));
+    const started = Date.now();
+    expect(judge(realisticCase('beside'), await post(target, agent, realisticCase('beside')))).toBe(
+      true,
+    );
+    expect(Date.now() - started).toBeLessThan(2000);
+    // Granted, a large body must arrive at 1 MiB/s (plus 2 s): these are answered 408 in 9 s.
+    const answers = await Promise.all(large.slice(0, 2).map((l) => l.closed));
+    for (const a of answers) expect(a).toMatch(/^HTTP\/1\.1 408/);
+    large[2]?.socket.destroy();
+  }, 20_000);
+
+  it('keeps its connections under the cap: the oldest idle one makes room', async () => {
+    agent.destroy();
+    // Twenty keep-alive connections that each carried one review and now sit idle (the silent
+    // timer leaves them alone: they sent something).
+    const body = realisticCase('idle').body;
+    const idle = await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        const socket = await rawConnection(target);
+        socket.on('error', () => undefined);
+        const closed = new Promise<string>((resolve) =>
+          socket.on('close', () => resolve('closed')),
+        );
+        const answered = new Promise<void>((resolve) => socket.once('data', () => resolve()));
+        socket.write(
+          `POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        );
+        await answered;
+        return { socket, closed };
+      }),
+    );
+    // A client at the cap is still served: the oldest idle connection is closed to make room.
+    agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const reply = await post(target, agent, realisticCase('at-cap'));
+    expect(judge(realisticCase('at-cap'), reply)).toBe(true);
+    const timeout = new Promise<string>((resolve) => setTimeout(() => resolve('open'), 3000));
+    expect(await Promise.race([idle[0]?.closed ?? timeout, timeout])).toBe('closed');
+    for (const i of idle) i.socket.destroy();
   });
 });

@@ -1,0 +1,74 @@
+// The admission server's open connections: which carry a request now, which never sent a byte,
+// and how many there may be. Each costs a file descriptor and some 70 KiB of TLS and HTTP
+// state, so an unbounded number of idle ones is a way to take the process over its memory limit.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
+import type { TLSSocket } from 'node:tls';
+
+/**
+ * The default cap: far above the API server's pool of connections to a webhook, and low enough
+ * that that many idle connections (about 75 MiB) fit beside the worst body traffic.
+ */
+export const MAX_CONNECTIONS = 1000;
+
+export class Connections {
+  /** In the order they opened: the first idle one is the oldest. */
+  private readonly open = new Set<TLSSocket>();
+  private readonly busy = new Map<TLSSocket, number>();
+
+  constructor(private readonly o: { max: number; silentMs: number; onEvicted?: () => void }) {}
+
+  get size(): number {
+    return this.open.size;
+  }
+
+  /** Tracks a server's connections; call before it listens. */
+  watch(server: HttpsServer): void {
+    server.on('secureConnection', (socket: TLSSocket) => this.opened(socket));
+    server.prependListener('request', (req: IncomingMessage, res: ServerResponse) =>
+      this.requested(req, res),
+    );
+  }
+
+  /**
+   * Closes every connection that carries no request: the idle keep-alive ones, and those that
+   * never carried one (the API server dials spares ahead of need; Node counts a connection
+   * active until its first request, so closeIdleConnections() alone would leave them open).
+   */
+  closeUnused(server: HttpsServer): void {
+    server.closeIdleConnections();
+    for (const socket of this.open) if (socket.bytesRead === 0) socket.destroy();
+  }
+
+  private opened(socket: TLSSocket): void {
+    // At the cap, the oldest idle connection makes room; with none idle, the new one is refused.
+    if (this.open.size >= this.o.max) {
+      const idle = [...this.open].find((s) => !this.busy.has(s));
+      (idle ?? socket).destroy();
+      this.o.onEvicted?.();
+      if (!idle) return;
+    }
+    this.open.add(socket);
+    // Node's headersTimeout starts with a request's first byte: a client that finishes the
+    // handshake and then sends nothing would hold its socket for ever.
+    const silent = setTimeout(() => {
+      if (socket.bytesRead === 0) socket.destroy();
+    }, this.o.silentMs).unref();
+    socket.once('close', () => {
+      this.open.delete(socket);
+      this.busy.delete(socket);
+      clearTimeout(silent);
+    });
+  }
+
+  private requested(req: IncomingMessage, res: ServerResponse): void {
+    const socket = req.socket as TLSSocket;
+    this.busy.set(socket, (this.busy.get(socket) ?? 0) + 1);
+    res.once('close', () => {
+      const left = (this.busy.get(socket) ?? 1) - 1;
+      if (left > 0) this.busy.set(socket, left);
+      else this.busy.delete(socket);
+    });
+  }
+}
