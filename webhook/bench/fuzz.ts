@@ -36,7 +36,7 @@ async function misbehave(target: Awaited<ReturnType<typeof startFuzzTarget>>, st
   let truncated = 0;
   const slow = async (): Promise<void> => {
     while (!stop()) {
-      const [h, b] = await Promise.all([slowHeaders(target, 500), slowBody(target, 100_000, 500)]);
+      const [h, b] = await Promise.all([slowHeaders(target, 500), slowBody(target, 50_000, 500)]);
       closes.push({ what: 'slow-headers', ms: h.ms }, { what: 'slow-body', ms: b.ms });
     }
   };
