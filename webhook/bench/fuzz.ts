@@ -10,6 +10,7 @@ import {
   declaredTooLarge,
   percentile,
   rssMiB,
+  rssSplitMiB,
   runMix,
   shippedMemoryLimitMiB,
   slowBody,
@@ -93,6 +94,7 @@ async function measure(target: Target) {
   });
   await sleep(2000);
   const warmRss = rssMiB(target.pid);
+  const warmSplit = rssSplitMiB(target.pid);
   const warmHeap = await heapMiB(target.metricsPort);
   const lagBefore = await eventLoopLag(target.metricsPort);
   const prober = new HealthProber(target.metricsPort);
@@ -117,6 +119,7 @@ async function measure(target: Target) {
   // At rest: past the large-body worker's idle time, after which it is ended.
   await sleep(REST_MS);
   const restRss = rssMiB(target.pid);
+  const restSplit = rssSplitMiB(target.pid);
   const lat = prober.latenciesMs;
   const closeBy = (what: string): number =>
     Math.round(Math.max(0, ...sideResult.closes.filter((c) => c.what === what).map((c) => c.ms)));
@@ -135,6 +138,7 @@ async function measure(target: Target) {
         atRest: Math.round(restRss),
         growth: Math.round(restRss - warmRss),
         chartLimit: shippedMemoryLimitMiB(),
+        anonymousAndFile: { afterWarmUp: warmSplit, atRest: restSplit },
       },
       mainThreadMiB: { afterWarmUp: warmHeap, atRest: await heapMiB(target.metricsPort) },
       healthz: {

@@ -144,6 +144,14 @@ export function startFuzzTarget(extra: string[] = []): Promise<RunningWebhook> {
   });
 }
 
+/** Resident memory of a process by kind (anonymous, file-backed such as code), in MiB. */
+export function rssSplitMiB(pid: number): { anon: number; file: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const read = (field: string): number =>
+    Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024);
+  return { anon: read('RssAnon'), file: read('RssFile') };
+}
+
 /** Resident memory of a process, in MiB, from /proc. */
 export function rssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
