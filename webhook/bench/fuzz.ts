@@ -60,27 +60,40 @@ async function misbehave(target: Awaited<ReturnType<typeof startFuzzTarget>>, st
   return { closes, truncated, tooLarge };
 }
 
-/** The main thread's V8 heap and the memory held outside it, from the target's own metrics. */
-async function heapMiB(port: number): Promise<{ heapTotal: number; external: number }> {
+/** Reads gauges from the target's own metrics, each scaled by `unit`. */
+async function gauges<K extends string>(
+  port: number,
+  names: Record<K, string>,
+  unit: number,
+): Promise<Record<K, number>> {
   const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
   const read = (name: string): number =>
-    Math.round(Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? 0) / 2 ** 20);
-  return {
-    heapTotal: read('outrigger_webhook_nodejs_heap_size_total_bytes'),
-    external: read('outrigger_webhook_nodejs_external_memory_bytes'),
-  };
+    Math.round(Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? 0) * unit);
+  const entries = Object.entries(names) as [K, string][];
+  return Object.fromEntries(entries.map(([k, name]) => [k, read(name)])) as Record<K, number>;
 }
 
-/** The main thread's event-loop delay since start (p99 and max, ms), from its own metrics. */
-async function eventLoopLag(port: number): Promise<{ p99: number; max: number }> {
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  const read = (name: string): number =>
-    Math.round(Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? 0) * 1000);
-  return {
-    p99: read('outrigger_webhook_nodejs_eventloop_lag_p99_seconds'),
-    max: read('outrigger_webhook_nodejs_eventloop_lag_max_seconds'),
-  };
-}
+/** The main thread's V8 heap and the memory held outside it, in MiB. */
+const heapMiB = (port: number) =>
+  gauges(
+    port,
+    {
+      heapTotal: 'outrigger_webhook_nodejs_heap_size_total_bytes',
+      external: 'outrigger_webhook_nodejs_external_memory_bytes',
+    },
+    1 / 2 ** 20,
+  );
+
+/** The main thread's event-loop delay since start (p99 and max), in ms. */
+const eventLoopLag = (port: number) =>
+  gauges(
+    port,
+    {
+      p99: 'outrigger_webhook_nodejs_eventloop_lag_p99_seconds',
+      max: 'outrigger_webhook_nodejs_eventloop_lag_max_seconds',
+    },
+    1000,
+  );
 
 type Target = Awaited<ReturnType<typeof startFuzzTarget>>;
 

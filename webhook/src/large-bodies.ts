@@ -8,11 +8,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { AdmissionState, Endpoint } from './admit';
-import { SMALL_BODY_BYTES } from './body';
 import type { Answer } from './answer';
 
-/** Bodies above this many bytes go to the worker; a real pod's review is 5 to 8 KiB. */
-export const LARGE_BODY_BYTES = SMALL_BODY_BYTES;
 /** The worker's heap: a body within the limits needs far less; more is refused. */
 const WORKER_HEAP_MB = 64;
 /** A worker with nothing to do for this long is ended, and its memory given back. */

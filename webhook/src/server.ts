@@ -13,8 +13,15 @@ export { boundPort } from '@outrigger/kube';
 import type { Address } from './flags';
 import type { Logger } from './log';
 import type { WebhookMetrics } from './metrics';
-import { BodyTooLargeError, BodyTooSlowError, readBody, type Body, type BodyBudget } from './body';
-import { LARGE_BODY_BYTES, type LargeBodyWorker } from './large-bodies';
+import {
+  BodyTooLargeError,
+  BodyTooSlowError,
+  SMALL_BODY_BYTES,
+  readBody,
+  type Body,
+  type BodyBudget,
+} from './body';
+import type { LargeBodyWorker } from './large-bodies';
 import type { KeyPair } from './tls';
 import { Connections, MAX_CONNECTIONS } from './connections';
 
@@ -31,7 +38,7 @@ export interface HandlerDeps {
   maxBodyBytes: number;
   /** Shared by every request in flight; see body.ts. */
   bodyBudget: BodyBudget;
-  /** Answers bodies over LARGE_BODY_BYTES off the main thread; without it, all are answered here. */
+  /** Answers bodies over SMALL_BODY_BYTES off the main thread; without it, all are answered here. */
   largeBodies?: LargeBodyWorker;
 }
 
@@ -143,7 +150,7 @@ function answerOnce(
   refreshed: boolean,
   deps: ServeDeps,
 ): Promise<{ answer: Answer; body?: Uint8Array }> {
-  if (deps.largeBodies && bytes.length > LARGE_BODY_BYTES)
+  if (deps.largeBodies && bytes.length > SMALL_BODY_BYTES)
     return deps.largeBodies.answer(endpoint, bytes, refreshed);
   const context = { state: deps.state, onError: deps.onError, hasSeen: deps.hasSeen, refreshed };
   return Promise.resolve({ answer: answerBody(endpoint, bytes.toString('utf8'), context) });

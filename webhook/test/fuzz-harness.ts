@@ -60,7 +60,7 @@ function shippedContainer(): ShippedContainer {
 }
 
 /** The environment the shipped manifests give the webhook (its memory settings). */
-export function shippedEnv(): Record<string, string> {
+function shippedEnv(): Record<string, string> {
   return Object.fromEntries((shippedContainer().env ?? []).map((e) => [e.name, e.value]));
 }
 
@@ -144,19 +144,23 @@ export function startFuzzTarget(extra: string[] = []): Promise<RunningWebhook> {
   });
 }
 
+/** A field of /proc/<pid>/status given in kB, in MiB. */
+function statusMiB(pid: number, field: string): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
+}
+
 /** Resident memory of a process by kind (anonymous, file-backed such as code), in MiB. */
 export function rssSplitMiB(pid: number): { anon: number; file: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const read = (field: string): number =>
-    Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024);
-  return { anon: read('RssAnon'), file: read('RssFile') };
+  return {
+    anon: Math.round(statusMiB(pid, 'RssAnon')),
+    file: Math.round(statusMiB(pid, 'RssFile')),
+  };
 }
 
 /** Resident memory of a process, in MiB, from /proc. */
 export function rssMiB(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  return kb / 1024;
+  return statusMiB(pid, 'VmRSS');
 }
 
 export interface Reply {
