@@ -150,20 +150,28 @@ export async function main(argv: string[]): Promise<number> {
   }
   const logger = createLogger(flags.logLevel);
   const metrics = new ControllerMetrics(undefined, true);
-  let running: Running;
-  try {
-    running = await startController(flags, { logger, metrics });
-  } catch (err) {
-    logger.error('outrigger-controller could not start', { error: (err as Error).message });
-    return 1;
-  }
-  await new Promise<void>((resolve) => {
+  let running: Running | undefined;
+  // Handled from the first moment: a signal while the start still waits (for the API server,
+  // say) ends the process at once, which is safe, as nothing is written before it leads.
+  const stopped = new Promise<void>((resolve) => {
     const stop = (signal: string) => {
-      logger.info('signal received', { signal });
-      void running.shutdown().then(resolve);
+      logger.info('signal received', { signal, started: running !== undefined });
+      if (running) void running.shutdown().then(resolve);
+      else resolve();
     };
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
+  const started = startController(flags, { logger, metrics }).then(
+    (r) => (running = r),
+    (err: unknown) => err as Error,
+  );
+  const first = await Promise.race([started, stopped.then(() => 'stopped' as const)]);
+  if (first === 'stopped') return 0;
+  if (first instanceof Error) {
+    logger.error('outrigger-controller could not start', { error: first.message });
+    return 1;
+  }
+  await stopped;
   return 0;
 }
