@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
@@ -115,11 +115,16 @@ describe('outrigger config', () => {
 
 describe('the outrigger binary', () => {
   const exec = promisify(execFile);
-  const files = readdirSync(CORPUS, { withFileTypes: true })
-    .filter((d) => d.isDirectory())
-    .flatMap((d) => readdirSync(join(CORPUS, d.name)).map((f) => join(CORPUS, d.name, f)));
+  const haveCorpus = existsSync(CORPUS);
+  if (!haveCorpus) process.stderr.write(`corpus not found at ${CORPUS}: skipping its tests\n`);
+  const withCorpus = haveCorpus ? it : it.skip;
+  const files = haveCorpus
+    ? readdirSync(CORPUS, { withFileTypes: true })
+        .filter((d) => d.isDirectory())
+        .flatMap((d) => readdirSync(join(CORPUS, d.name)).map((f) => join(CORPUS, d.name, f)))
+    : [];
 
-  it('injects every parseable corpus file with exit 0 in one run', async () => {
+  withCorpus('injects every parseable corpus file with exit 0 in one run', async () => {
     const good = files.filter((f) => !f.endsWith('.bad.input.yml'));
     const args = good.flatMap((f) => ['-f', f]);
     const { stdout, stderr } = await exec(process.execPath, [BIN, 'inject', ...args], {
@@ -131,7 +136,7 @@ describe('the outrigger binary', () => {
     expect(parseAllDocuments(stdout).every((d) => d.errors.length === 0)).toBe(true);
   });
 
-  it('exits 1 on the corpus file that is broken YAML on purpose', async () => {
+  withCorpus('exits 1 on the corpus file that is broken YAML on purpose', async () => {
     const bad = files.find((f) => f.endsWith('.bad.input.yml')) ?? '';
     await expect(exec(process.execPath, [BIN, 'inject', '-f', bad])).rejects.toMatchObject({
       code: 1,
