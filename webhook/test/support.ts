@@ -144,9 +144,17 @@ const CORPUS = join(__dirname, '..', '..', '..', 'shared', 'corpus');
 
 /** Whether ../shared/corpus is beside the repository; a clone alone skips the tests that read it. */
 export const HAVE_CORPUS = existsSync(CORPUS);
-if (!HAVE_CORPUS) process.stderr.write(`corpus not found at ${CORPUS}: skipping its tests\n`);
-/** `it`, or `it.skip` without the corpus. */
-export const withCorpus = HAVE_CORPUS ? it : it.skip;
+let skipSaid = false;
+/**
+ * `it`, or `it.skip` without the corpus. Chosen when a test is declared, not when this file is
+ * loaded: `make fuzz` loads it outside jest, where there is no `it`.
+ */
+export function withCorpus(name: string, fn: jest.ProvidesCallback, timeout?: number): void {
+  if (HAVE_CORPUS) return it(name, fn, timeout);
+  if (!skipSaid) process.stderr.write(`corpus not found at ${CORPUS}: skipping its tests\n`);
+  skipSaid = true;
+  it.skip(name, fn, timeout);
+}
 
 /** Every Pod and pod template in the corpus, as the pods the API server would send. */
 export function corpusPods(): { source: string; pod: PodLike }[] {
