@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:/usr/local/go/bin:$(PATH)
 
 .PHONY: setup deps build lint typecheck test test-unit e2e bench bench-inject bench-webhook bench-controller chaos fuzz \
-        cluster-build cluster-up cluster-down clean manifests demo demo-down
+        cluster-build cluster-up cluster-down clean manifests demo demo-down images
 
 ## setup: install Node.js 24 and the dependencies, build the local control plane, build the code
 setup: deps cluster-build build
@@ -38,6 +38,10 @@ bench-inject: build
 
 cluster-build:
 	bash e2e/cluster/build.sh
+
+## images: the real node's images, built by buildah into ~/.cache/outrigger/images (pause, demo proxy, CoreDNS, Outrigger from the Dockerfile); prints Outrigger's reference
+images:
+	@bash e2e/cluster/images.sh
 
 ## demo: the local control plane, Outrigger installed from the chart, a namespace opted in and a wave (README)
 demo: cluster-build build
