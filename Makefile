@@ -4,10 +4,15 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:/usr/local/go/bin:$(PATH)
 
 .PHONY: setup deps build lint typecheck test test-unit e2e bench bench-inject bench-webhook bench-controller chaos fuzz \
-        cluster-build cluster-up cluster-down clean manifests demo demo-down images
+        cluster-build cluster-up cluster-down clean manifests demo demo-down images packages
 
-## setup: install Node.js 24 and the dependencies, build the local control plane, build the code
-setup: deps cluster-build build
+## setup: install Node.js 24 and the dependencies, the real node's packages (as root, on Debian),
+## build the local control plane and the images, build the code
+setup: deps packages cluster-build images build
+
+## packages: containerd, runc, CNI plugins, iptables, conntrack, buildah, debootstrap (e2e/cluster/packages.sh)
+packages:
+	@bash e2e/cluster/packages.sh
 
 deps:
 	npm ci --no-audit --no-fund
@@ -40,11 +45,11 @@ cluster-build:
 	bash e2e/cluster/build.sh
 
 ## images: the real node's images, built by buildah into ~/.cache/outrigger/images (pause, demo proxy, CoreDNS, Outrigger from the Dockerfile); prints Outrigger's reference
-images:
+images: packages
 	@bash e2e/cluster/images.sh
 
 ## demo: the local control plane, Outrigger installed from the chart, a namespace opted in and a wave (README)
-demo: cluster-build build
+demo: cluster-build images build
 	node e2e/dist/demo/demo.js
 
 ## demo-down: stop the demo's processes and the local control plane

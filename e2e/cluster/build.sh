@@ -2,7 +2,8 @@
 # Build the local control plane binaries from Go modules, once, into
 #   ${OUTRIGGER_CACHE:-$HOME/.cache/outrigger}/bin/<component>-<version>
 # Components: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
-# kubectl (same release, so no version-skew warnings), kwok (+ its stages).
+# kubectl (same release, so no version-skew warnings), kubelet and kube-proxy (the
+# real node's, node.sh), kwok (+ its stages), helm, coredns.
 # Idempotent: a binary that already exists is skipped.
 # Env: OUTRIGGER_CACHE (cache root), GO (go binary, default: go on PATH or
 #      /usr/local/go/bin/go), and the usual GOMODCACHE/GOCACHE/GOPROXY.
@@ -72,7 +73,7 @@ need_build() { # any of the given components missing?
 # ---------------------------------------------------------------- kubernetes
 build_kubernetes() {
   local v="${KUBERNETES_VERSION}"
-  local comps=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+  local comps=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy)
   if ! need_build "${v}" "${comps[@]}"; then
     local c; for c in "${comps[@]}"; do build_one "${c}" "${v}" / unused unused; done
     return 0
@@ -187,6 +188,17 @@ kwok_stages() {
   log "kwok ${v} stages: written to ${out}"
 }
 
+# ------------------------------------------------------------------- coredns
+# The real node's cluster DNS; built inside its own downloaded module, as helm is.
+build_coredns() {
+  local v="${COREDNS_VERSION}"
+  if ! need_build "${v}" coredns; then build_one coredns "${v}" / unused unused; return 0; fi
+  local moddir
+  moddir="$("${GO}" mod download -json "github.com/coredns/coredns@${v}" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')"
+  [[ -d "${moddir}" ]] || die "could not download github.com/coredns/coredns@${v} through the Go module proxy"
+  build_one coredns "${v}" "${moddir}" . "-s -w"
+}
+
 # ---------------------------------------------------------------------- helm
 # Built inside its own downloaded module (read-only, but go build only reads it), so the
 # module's go.sum and any replace directives hold exactly as upstream builds it.
@@ -204,6 +216,7 @@ build_kwok
 kwok_stages
 build_kubernetes
 build_helm
+build_coredns
 
 log "summary (total $((SECONDS - TOTAL_START))s):"
 for s in "${SUMMARY[@]}"; do log "  ${s}"; done

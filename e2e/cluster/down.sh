@@ -19,5 +19,8 @@ stop_all
 left="$(state_pids)"
 [[ -z "${left}" ]] || die "processes still running after SIGKILL: ${left//$'\n'/ }"
 
+restored=0
+node_cleanup || restored=$?
 remove_state
 log "cluster stopped; state ${STATE_DIR} removed"
+exit "${restored}"

@@ -297,10 +297,11 @@ build_pause() {
 # --- 3. the demo proxy --------------------------------------------------------------------
 
 PROXY_SRC="${REPO}/e2e/demo-proxy/demo-proxy.mjs"
+PROXY_ENTRY="${REPO}/e2e/demo-proxy/entrypoint.sh"
 PROXY_ARCHIVE="demo-proxy-1.0.oci.tar"
 build_proxy() {
   local inputs
-  inputs="$({ image_id "${BASE_REF}"; cat "${PROXY_SRC}" "${BASH_SOURCE[0]}"; } | hash_of)"
+  inputs="$({ image_id "${BASE_REF}"; cat "${PROXY_SRC}" "${PROXY_ENTRY}" "${BASH_SOURCE[0]}"; } | hash_of)"
   ENTRY[demo-proxy]="${PROXY_ARCHIVE} ${PROXY_REF}"
   if current "${PROXY_ARCHIVE}" "${inputs}" && [[ -n "$(image_id "${PROXY_REF}")" ]]; then
     log "${PROXY_REF}: current"
@@ -310,10 +311,11 @@ build_proxy() {
   new_container "${BASE_REF}"
   c="${CTR}"
   bh copy --quiet --chmod 0644 "${c}" "${PROXY_SRC}" /app/demo-proxy.mjs >/dev/null
+  bh copy --quiet --chmod 0755 "${c}" "${PROXY_ENTRY}" /app/entrypoint.sh >/dev/null
   # non-root by default (the injection sets runAsUser too); the root filesystem may be read-only
   bh config --cmd '[]' "${c}" # the base's CMD [node] first, or it would follow the entrypoint
   bh config --workingdir /app --user "${PROXY_UID}:${PROXY_UID}" \
-    --entrypoint '["node", "/app/demo-proxy.mjs"]' --port 4143 --port 4140 --port 4191 "${c}"
+    --entrypoint '["/app/entrypoint.sh"]' --port 4143 --port 4140 --port 4191 "${c}"
   commit "${c}" "${PROXY_REF}"
   push "${PROXY_REF}" "${PROXY_ARCHIVE}"
   echo "${inputs}" >"${IMAGES_DIR}/${PROXY_ARCHIVE}.inputs"

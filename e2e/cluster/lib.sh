@@ -28,8 +28,9 @@ SCHEDULER_PORT="${OUTRIGGER_SCHEDULER_PORT:-26459}"
 KWOK_PORT="${OUTRIGGER_KWOK_PORT:-26447}"
 NODE_COUNT="${OUTRIGGER_NODES:-3}"
 
-# Start order; down.sh stops in reverse.
+# Start order (the real node's are added by up.sh when it has one, node.sh).
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+NODE_COMPONENTS=(containerd kubelet kube-proxy)
 
 export PATH="/usr/local/go/bin:${PATH}"
 # kubectl: the one built by build.sh at the pinned release (no version-skew
@@ -65,8 +66,15 @@ ours() { # pid
   alive "${1:-}" || return 1
   local cmd
   cmd="$(tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline")" || return 1
-  case "${cmd}" in
-    "${BIN_DIR}/"*"${STATE_DIR}/"*) return 0 ;;
+  node_program "${cmd}"
+}
+
+# A command line of one of the cluster's programs: our cached binaries, or the real node's
+# containerd and its shims (Debian's), each run with paths under the state directory.
+node_program() { # command line
+  case "$1" in
+    "${BIN_DIR}/"*"${STATE_DIR}/"* | "/usr/bin/containerd "*"${STATE_DIR}/"* | \
+      "/usr/bin/containerd-shim-runc-v2 "*"${STATE_DIR}/"*) return 0 ;;
     *) return 1 ;;
   esac
 }
@@ -80,10 +88,7 @@ state_pids() {
     p="${p#/proc/}"
     [[ "${p}" == "$$" || "${p}" == "${BASHPID}" ]] && continue
     cmd="$(tr '\0' ' ' 2>/dev/null <"/proc/${p}/cmdline")" || continue
-    # our binaries, started with paths under the state directory
-    case "${cmd}" in
-      "${BIN_DIR}/"*"${STATE_DIR}/"*) printf '%s\n' "${p}" ;;
-    esac
+    node_program "${cmd}" && printf '%s\n' "${p}"
   done
 }
 
@@ -118,7 +123,10 @@ stop_tier() { # component...
 }
 
 stop_all() {
-  stop_tier kwok kube-scheduler kube-controller-manager
+  stop_tier kwok kube-scheduler kube-controller-manager kube-proxy kubelet
+  # the containers outlive the kubelet: end them while containerd still watches them
+  if real_node_on; then kill_pod_processes; fi
+  stop_tier containerd
   stop_tier kube-apiserver
   stop_tier etcd
   # Leftovers that lost their pid file (e.g. an interrupted up.sh).
@@ -182,3 +190,7 @@ start() { # name args...
   for ((i = 0; i < 50; i++)); do [[ -s "${pidf}" ]] && break; sleep 0.02; done
   log "started ${name} (pid $(cat "${pidf}" 2>/dev/null || echo '?'), log ${logf})"
 }
+
+# shellcheck source=node.sh
+. "${CLUSTER_HERE}/node.sh"
+if real_node_on; then COMPONENTS+=("${NODE_COMPONENTS[@]}"); fi

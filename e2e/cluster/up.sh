@@ -53,6 +53,7 @@ if [[ -d "${STATE_DIR}" ]]; then
   fi
   log "found stale or partial cluster state in ${STATE_DIR}: cleaning it up first"
   stop_all
+  node_cleanup || die "the real node of the earlier cluster left the machine changed (above); fix that first"
   remove_state
 fi
 
@@ -60,7 +61,14 @@ for b in "${COMPONENTS[@]}"; do bin "${b}" >/dev/null; done
 KWOK_STAGES="${SHARE_DIR}/kwok-${KWOK_VERSION}/stages.yaml"
 [[ -s "${KWOK_STAGES}" ]] || die "${KWOK_STAGES} not found: run e2e/cluster/build.sh first"
 
-for p in "${ETCD_PORT}" "${ETCD_PEER_PORT}" "${APISERVER_PORT}" "${KCM_PORT}" "${SCHEDULER_PORT}" "${KWOK_PORT}"; do
+REAL_NODE=0
+if choose_real_node; then REAL_NODE=1; fi
+
+PORTS=("${ETCD_PORT}" "${ETCD_PEER_PORT}" "${APISERVER_PORT}" "${KCM_PORT}" "${SCHEDULER_PORT}" "${KWOK_PORT}")
+if ((REAL_NODE)); then
+  PORTS+=("${KUBELET_PORT}" "${KUBELET_HEALTHZ_PORT}" "${KUBE_PROXY_HEALTHZ_PORT}" "${KUBE_PROXY_METRICS_PORT}")
+fi
+for p in "${PORTS[@]}"; do
   if (exec 3<>"/dev/tcp/127.0.0.1/${p}") 2>/dev/null; then
     die "port 127.0.0.1:${p} is already in use (set OUTRIGGER_*_PORT to move it)"
   fi
@@ -81,6 +89,7 @@ fail() {
     tail -n 15 "${LOG_DIR}/${c}.log" >&2 || true
   done
   stop_all
+  node_cleanup || true
   printf '[cluster] processes stopped; logs kept in %s (make cluster-down removes them)\n' "${LOG_DIR}" >&2
   exit 1
 }
@@ -106,7 +115,7 @@ log "generating certificates in ${PKI_DIR}"
     rm -f "$1.csr" "$1.ext"
   }
   client='basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n'
-  server_sans='DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:127.0.0.1,IP:10.96.0.1'
+  server_sans="DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:127.0.0.1,IP:10.96.0.1,IP:${NODE_IP}"
   leaf apiserver "/CN=kube-apiserver" \
     "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=${server_sans}\n"
   leaf admin "/O=system:masters/CN=outrigger-admin" "${client}"
@@ -114,6 +123,7 @@ log "generating certificates in ${PKI_DIR}"
   leaf kube-scheduler "/CN=system:kube-scheduler" "${client}"
   leaf kwok "/O=system:masters/CN=kwok-controller" "${client}"
   leaf front-proxy-client "/CN=front-proxy-client" "${client}"
+  if ((REAL_NODE)); then node_pki; fi
   # ServiceAccount token signing key (RS256, as kubeadm does).
   openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out sa.key 2>/dev/null
   openssl pkey -in sa.key -pubout -out sa.pub 2>/dev/null
@@ -150,6 +160,12 @@ write_kubeconfig "${ADMIN_KUBECONFIG}" admin
 for c in kube-controller-manager kube-scheduler kwok; do
   write_kubeconfig "${STATE_DIR}/${c}.kubeconfig" "${c}"
 done
+if ((REAL_NODE)); then
+  for c in kubelet kube-proxy; do write_kubeconfig "${STATE_DIR}/${c}.kubeconfig" "${c}"; done
+  COMPONENTS+=("${NODE_COMPONENTS[@]}")
+  # Before anything listens beyond 127.0.0.1: record the machine, guard it, make the bridge.
+  node_prepare || fail "preparing the real node failed"
+fi
 
 # kwok configuration: the node/pod lifecycle stages shipped with kwok
 # (node-initialize, node-heartbeat-with-lease, pod-ready/complete/delete).
@@ -191,9 +207,22 @@ start etcd "$(bin etcd)" \
   --log-level=warn
 wait_for "etcd health" etcd -- curl -sf --max-time 2 "http://127.0.0.1:${ETCD_PORT}/health"
 
+# With a real node, pods reach the API server on the bridge (the `kubernetes` Service's
+# endpoint is the node's address there); the guard chain rejects the port from outside.
+APISERVER_NODE_FLAGS=()
+if ((REAL_NODE)); then
+  APISERVER_NODE_FLAGS=(--bind-address=0.0.0.0 --advertise-address="${NODE_IP}"
+    --kubelet-client-certificate="${PKI_DIR}/apiserver-kubelet-client.crt"
+    --kubelet-client-key="${PKI_DIR}/apiserver-kubelet-client.key"
+    --kubelet-certificate-authority="${PKI_DIR}/ca.crt"
+    --kubelet-preferred-address-types=InternalIP)
+else
+  APISERVER_NODE_FLAGS=(--bind-address=127.0.0.1
+    ${OUTRIGGER_ADVERTISE_ADDRESS:+"--advertise-address=${OUTRIGGER_ADVERTISE_ADDRESS}"})
+fi
 log "starting kube-apiserver ${KUBERNETES_VERSION} on https://127.0.0.1:${APISERVER_PORT}"
 start kube-apiserver "$(bin kube-apiserver)" \
-  --bind-address=127.0.0.1 \
+  "${APISERVER_NODE_FLAGS[@]}" \
   --secure-port="${APISERVER_PORT}" \
   --etcd-servers="http://127.0.0.1:${ETCD_PORT}" \
   --tls-cert-file="${PKI_DIR}/apiserver.crt" \
@@ -201,7 +230,7 @@ start kube-apiserver "$(bin kube-apiserver)" \
   --client-ca-file="${PKI_DIR}/ca.crt" \
   --authorization-mode=Node,RBAC \
   --anonymous-auth=true \
-  --enable-admission-plugins=NamespaceLifecycle,LimitRanger,ServiceAccount,DefaultTolerationSeconds,NodeRestriction,PodSecurity,MutatingAdmissionWebhook,ValidatingAdmissionWebhook,ResourceQuota \
+  --enable-admission-plugins=NamespaceLifecycle,LimitRanger,ServiceAccount,DefaultTolerationSeconds,NodeRestriction,PodSecurity,PodNodeSelector,PodTolerationRestriction,MutatingAdmissionWebhook,ValidatingAdmissionWebhook,ResourceQuota \
   --service-account-issuer=https://kubernetes.default.svc.cluster.local \
   --service-account-key-file="${PKI_DIR}/sa.pub" \
   --service-account-signing-key-file="${PKI_DIR}/sa.key" \
@@ -217,8 +246,7 @@ start kube-apiserver "$(bin kube-apiserver)" \
   --requestheader-username-headers=X-Remote-User \
   --cert-dir="${PKI_DIR}/apiserver-certs" \
   --shutdown-watch-termination-grace-period=2s \
-  --profiling=false \
-  ${OUTRIGGER_ADVERTISE_ADDRESS:+"--advertise-address=${OUTRIGGER_ADVERTISE_ADDRESS}"}
+  --profiling=false
 wait_for "kube-apiserver /readyz" etcd kube-apiserver -- admin_curl /readyz
 
 log "starting kube-controller-manager, kube-scheduler and kwok ${KWOK_VERSION}"
@@ -307,6 +335,8 @@ wait_for "kube-controller-manager /healthz" kube-controller-manager -- \
   curl -skf --max-time 2 "https://127.0.0.1:${KCM_PORT}/healthz"
 wait_for "kube-scheduler /healthz" kube-scheduler -- \
   curl -skf --max-time 2 "https://127.0.0.1:${SCHEDULER_PORT}/healthz"
+
+if ((REAL_NODE)); then node_start; fi
 
 trap - INT TERM
 log "cluster up in $((SECONDS - START))s: Kubernetes ${KUBERNETES_VERSION}, etcd ${ETCD_VERSION}, kwok ${KWOK_VERSION}, ${NODE_COUNT} nodes"

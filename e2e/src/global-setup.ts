@@ -5,7 +5,9 @@
 
 import { existsSync, realpathSync } from 'node:fs';
 import * as path from 'node:path';
+import { connect } from './cluster';
 import { E2E_ENV, type ClusterKind } from './environment';
+import { prepareInCluster, publishInClusterTarget } from './in-cluster';
 import { upLocalCluster } from './local-cluster';
 import { defaultLogRoot, prepareLogDir, runFolders, runIsActive } from './log-dir';
 import { localClusterStateDir } from './paths';
@@ -57,6 +59,7 @@ export default async function globalSetup(): Promise<void> {
     const local = sameFile(given, path.join(localClusterStateDir(), 'kubeconfig'));
     useCluster(given, local ? 'local' : 'external');
     note(`using the cluster of KUBECONFIG=${given} (${local ? 'the local one' : 'external'})`);
+    await chooseInCluster();
     return;
   }
   const cluster = await upLocalCluster();
@@ -68,4 +71,21 @@ export default async function globalSetup(): Promise<void> {
       ? 'started the local cluster; global teardown stops it'
       : 'the local cluster was already up; it stays up unless a test run started it and no other run still uses it',
   );
+  await chooseInCluster();
+}
+
+/** What the in-cluster suites run against (in-cluster.ts), said in one line. */
+async function chooseInCluster(): Promise<void> {
+  const cluster = connect();
+  try {
+    const target = await prepareInCluster(cluster);
+    publishInClusterTarget(target);
+    note(
+      typeof target === 'string'
+        ? `in-cluster suites skipped: ${target}`
+        : `in-cluster suites: image ${target.image.reference}, sidecar ${target.proxyImage}`,
+    );
+  } finally {
+    await cluster.close();
+  }
 }

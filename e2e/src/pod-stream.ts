@@ -1,0 +1,94 @@
+// A steady stream of pod creations into a namespace, for measuring admission while something
+// else happens (webhook pods deleted, an upgrade, certificate renewals): every create is kept
+// with its outcome, so a test can say how many failed and what the API server said.
+
+import type { V1Pod } from '@kubernetes/client-node';
+import { errorMessage } from './api-error';
+import type { Cluster } from './cluster';
+import { PAUSE_IMAGE } from './fixtures';
+
+export interface Admission {
+  name: string;
+  /** When the create was sent. */
+  at: number;
+  ok: boolean;
+  /** The API server's message when the create failed. */
+  message?: string;
+  /** The stored pod when it was created. */
+  pod?: V1Pod;
+}
+
+export class PodStream {
+  readonly admissions: Admission[] = [];
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private count = 0;
+
+  constructor(
+    private readonly cluster: Cluster,
+    private readonly namespace: string,
+    private readonly intervalMs = 500,
+    private readonly image = PAUSE_IMAGE,
+  ) {}
+
+  start(): this {
+    this.running = true;
+    this.loop = this.run();
+    return this;
+  }
+
+  /** Stops sending and waits for the create in flight; returns every admission. */
+  async stop(): Promise<Admission[]> {
+    this.running = false;
+    await this.loop;
+    return this.admissions;
+  }
+
+  get failures(): Admission[] {
+    return this.admissions.filter((a) => !a.ok);
+  }
+
+  /** Resolves once `n` more creates have succeeded after this call (a positive signal). */
+  async succeeded(n: number, timeoutMs = 120_000): Promise<void> {
+    const wanted = this.admissions.filter((a) => a.ok).length + n;
+    const deadline = Date.now() + timeoutMs;
+    while (this.admissions.filter((a) => a.ok).length < wanted) {
+      if (Date.now() > deadline) {
+        const last = this.admissions.at(-1);
+        throw new Error(
+          `${n} more pods were not admitted in ${timeoutMs} ms in ${this.namespace}; last: ${last?.message ?? 'ok'}`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      const started = Date.now();
+      await this.createOne();
+      const wait = this.intervalMs - (Date.now() - started);
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+
+  private async createOne(): Promise<void> {
+    const name = `stream-${String(this.count++).padStart(4, '0')}`;
+    const at = Date.now();
+    try {
+      const pod = await this.cluster.core.createNamespacedPod({
+        namespace: this.namespace,
+        body: {
+          metadata: { name, labels: { app: 'stream' } },
+          spec: {
+            containers: [{ name: 'app', image: this.image }],
+            terminationGracePeriodSeconds: 0,
+          },
+        },
+      });
+      this.admissions.push({ name, at, ok: true, pod });
+    } catch (error) {
+      this.admissions.push({ name, at, ok: false, message: errorMessage(error) });
+    }
+  }
+}
