@@ -1,8 +1,10 @@
 // The shared body budget: requests are granted in the order they asked, a request that does
 // not fit waits unread, a withdrawn request gives up its place, and a body larger than the
-// whole budget still runs alone.
+// whole budget still runs alone. readBody gives back every byte however the body arrives.
 
-import { BodyBudget } from '../src/body';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { BodyBudget, readBody } from '../src/body';
 
 async function settled(p: Promise<void>): Promise<boolean> {
   let done = false;
@@ -43,5 +45,60 @@ describe('BodyBudget', () => {
     expect(await settled(next.granted)).toBe(false);
     budget.release(500);
     expect(await settled(next.granted)).toBe(true);
+  });
+});
+
+describe('readBody', () => {
+  let server: Server;
+  let chunksSeen: Buffer[] = [];
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      req.on('data', (chunk: Buffer) => chunksSeen.push(chunk));
+      void readBody(req, 1 << 24, new BodyBudget(1 << 24)).then(
+        (body) => {
+          body.release();
+          res.end(body.bytes.toString('hex'));
+        },
+        (err: Error) => res.writeHead(500).end(err.message),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  /** Sends `body` in pieces of `piece` bytes, with its length declared or chunked. */
+  function send(body: Buffer, piece: number, declared: boolean): Promise<string> {
+    const { port } = server.address() as AddressInfo;
+    return new Promise((resolve, reject) => {
+      const headers = declared ? { 'content-length': body.length } : {};
+      const req = request({ host: '127.0.0.1', port, method: 'POST', headers }, (res) => {
+        let text = '';
+        res.on('data', (b: Buffer) => (text += b.toString()));
+        res.on('end', () => resolve(text));
+      });
+      req.on('error', reject);
+      for (let at = 0; at < body.length; at += piece) req.write(body.subarray(at, at + piece));
+      req.end();
+    });
+  }
+
+  const body = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 7) % 251));
+
+  it.each([
+    ['declared, small', 1000, true],
+    ['declared, large', body.length, true],
+    ['chunked, large', body.length, false],
+  ])('gives back every byte of a body in pieces (%s)', async (_, size, declared) => {
+    chunksSeen = [];
+    const part = body.subarray(0, size);
+    expect(await send(part, 7000, declared)).toBe(part.toString('hex'));
+    expect(chunksSeen.length).toBeGreaterThan(0);
+  });
+
+  it('frees each chunk once it is copied out, instead of at the next collection', async () => {
+    chunksSeen = [];
+    await send(body, 16_384, true);
+    // A freed chunk's buffer is detached: its length is 0.
+    expect(chunksSeen.every((c) => c.length === 0)).toBe(true);
   });
 });
