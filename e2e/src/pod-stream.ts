@@ -1,6 +1,9 @@
 // A steady stream of pod creations into a namespace, for measuring admission while something
 // else happens (webhook pods deleted, an upgrade, certificate renewals): every create is kept
-// with its outcome, so a test can say how many failed and what the API server said.
+// with its outcome, so a test can say how many failed and what the API server said. Each pod
+// is deleted as soon as it is created: admission is what is measured, and on a real node the
+// pods would otherwise fill it (each proxy requests CPU) until the webhook's own pods no longer
+// fit.
 
 import type { V1Pod } from '@kubernetes/client-node';
 import { errorMessage } from './api-error';
@@ -87,6 +90,9 @@ export class PodStream {
         },
       });
       this.admissions.push({ name, at, ok: true, pod });
+      await this.cluster.core
+        .deleteNamespacedPod({ name, namespace: this.namespace, gracePeriodSeconds: 0 })
+        .catch(() => undefined);
     } catch (error) {
       this.admissions.push({ name, at, ok: false, message: errorMessage(error) });
     }

@@ -8,7 +8,13 @@
 import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import type { V1Deployment, V1Job, V1Pod } from '@kubernetes/client-node';
+import {
+  PatchStrategy,
+  setHeaderOptions,
+  type V1Deployment,
+  type V1Job,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import {
   CONFIG_REVISION,
   INJECT,
@@ -17,6 +23,7 @@ import {
   REVISION,
   SYSTEM_NAMESPACE,
   TLS_SECRET_NAME,
+  CA_SECRET_NAME,
   mustParseConfig,
 } from '@outrigger/shared';
 import {
@@ -270,13 +277,20 @@ describeInCluster('Outrigger from its chart and image, on a node that runs conta
         });
         await cluster.apps.patchNamespacedDeploymentScale(
           { name: 'scaled', namespace: app, body: { spec: { replicas: 3 } } },
-          { headers: { 'Content-Type': 'application/merge-patch+json' } } as never,
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
         );
         // the webhook comes back by itself: new pods, Ready, and admissions succeed again
-        await deploymentReady(cluster, SYSTEM_NAMESPACE, 'outrigger-webhook');
-        const after = await webhookPods();
-        expect(after.map((p) => p.metadata?.uid)).not.toEqual(
-          expect.arrayContaining(before.map((p) => p.metadata?.uid)),
+        const gone = new Set(before.map((p) => p.metadata?.uid));
+        await waitFor(
+          'the webhook back by itself: new pods, every one Ready',
+          async () => {
+            const live = (await webhookPods()).filter((p) => !p.metadata?.deletionTimestamp);
+            const fresh = live.filter((p) => !gone.has(p.metadata?.uid) && podReady(p));
+            return live.length > 0 && fresh.length === live.length
+              ? done(fresh)
+              : pending(live.map((p) => [p.metadata?.name, podReady(p)]));
+          },
+          { timeoutMs: 3 * MINUTES, intervalMs: 500 },
         );
         await stream.succeeded(5);
       } finally {
@@ -388,10 +402,18 @@ describeInCluster('Outrigger from its chart and image, on a node that runs conta
   it(
     'renews the self-managed certificates, with short lifetimes, with 0 failed admissions',
     async () => {
-      await release([
-        'certificates.selfManaged.certValiditySeconds=45',
-        'certificates.selfManaged.caValiditySeconds=90',
-      ]);
+      // A fresh install whose controller issues short-lived serving certificates from the
+      // start (a lifetime applies to the certificates issued after it is set).
+      await helm('uninstall', 'outrigger', '--namespace', SYSTEM_NAMESPACE, '--wait');
+      for (const name of [TLS_SECRET_NAME, CA_SECRET_NAME]) {
+        await cluster.core
+          .deleteNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE })
+          .catch((error: unknown) => {
+            if (!isNotFound(error)) throw error;
+          });
+      }
+      values.push('certificates.selfManaged.certValiditySeconds=45');
+      await helmRelease('install', SYSTEM_NAMESPACE, image, values);
       const servingCert = async () => {
         try {
           const s = await cluster.core.readNamespacedSecret({
