@@ -36,7 +36,6 @@ import {
   deleteNamespace,
   deploymentYaml,
   done,
-  dumpNamespace,
   helm,
   helmRelease,
   inClusterTarget,
@@ -152,7 +151,6 @@ describeInCluster('Outrigger from its chart and image, on a node that runs conta
   }, 2 * MINUTES);
 
   afterAll(async () => {
-    if (app) await dumpNamespace(cluster, SYSTEM_NAMESPACE).catch(() => undefined);
     await helm('uninstall', 'outrigger', '--namespace', SYSTEM_NAMESPACE, '--wait').catch(
       () => undefined,
     );
