@@ -88,7 +88,7 @@ state_pids() {
     p="${p#/proc/}"
     [[ "${p}" == "$$" || "${p}" == "${BASHPID}" ]] && continue
     cmd="$(tr '\0' ' ' 2>/dev/null <"/proc/${p}/cmdline")" || continue
-    node_program "${cmd}" && printf '%s\n' "${p}"
+    if node_program "${cmd}"; then printf '%s\n' "${p}"; fi
   done
 }
 

@@ -325,18 +325,20 @@ node_start() {
 kill_pod_processes() {
   local round pids
   for round in 1 2 3 4 5 6 7 8 9 10; do
-    pids="$(find /sys/fs/cgroup/*/kubepods -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u)"
+    pids="$({ find /sys/fs/cgroup/*/kubepods -name cgroup.procs -exec cat {} + 2>/dev/null || true; } | sort -u)"
     [[ -n "${pids}" ]] || break
     # shellcheck disable=SC2086
     kill -KILL ${pids} 2>/dev/null || true
     sleep 0.3
   done
   local d
-  find /sys/fs/cgroup/*/kubepods -depth -type d 2>/dev/null | while read -r d; do rmdir "${d}" 2>/dev/null || true; done
+  { find /sys/fs/cgroup/*/kubepods -depth -type d 2>/dev/null || true; } | while read -r d; do rmdir "${d}" 2>/dev/null || true; done
   # containerd's own namespace cgroups, where nothing was there before the node
   [[ -s "${HOST_BEFORE}" ]] || return 0
   for d in /sys/fs/cgroup/*/k8s.io; do
-    [[ -d "${d}" ]] && ! grep -qx "cgroup ${d}" "${HOST_BEFORE}" && find "${d}" -depth -type d -exec rmdir {} + 2>/dev/null
+    if [[ -d "${d}" ]] && ! grep -qx "cgroup ${d}" "${HOST_BEFORE}"; then
+      find "${d}" -depth -type d -exec rmdir {} + 2>/dev/null || true
+    fi
   done
   return 0
 }
@@ -345,7 +347,7 @@ kill_pod_processes() {
 # the kubelet's volumes) and the network namespaces containerd pinned, deepest first.
 unmount_node() {
   local m
-  awk '{print $5}' /proc/self/mountinfo | grep -E "^(${STATE_DIR}/|/run/netns/cni-|/var/run/netns/cni-|/run/containerd/)" |
+  { awk '{print $5}' /proc/self/mountinfo | grep -E "^(${STATE_DIR}/|/run/netns/cni-|/var/run/netns/cni-|/run/containerd/)" || true; } |
     sort -r | while read -r m; do
       umount "${m}" 2>/dev/null || umount -l "${m}" 2>/dev/null || log "could not unmount ${m}"
     done
@@ -365,6 +367,28 @@ remove_chains() {
     grep -qE '(KUBE-|CNI-|OUTRIGGER-)' <<<"${saved}" || continue
     grep -vE '^:(KUBE-|CNI-|OUTRIGGER-)|-j (KUBE-|CNI-|OUTRIGGER-)|^-A (KUBE-|CNI-|OUTRIGGER-)' <<<"${saved}" |
       "${t}-restore" || log "${t}-restore failed: chains may be left (${t}-save shows them)"
+  done
+  remove_created_tables
+}
+
+# iptables over nf_tables makes a table (filter, nat, ...) the first time a rule goes in and
+# never removes it: a table that was not there before the node and holds no rule now goes,
+# with nft (Debian's nftables).
+remove_created_tables() {
+  [[ -s "${HOST_BEFORE}" ]] || return 0
+  command -v nft >/dev/null 2>&1 || { log "nft is not installed: empty iptables tables stay"; return 0; }
+  local t family table
+  for t in iptables ip6tables; do
+    command -v "${t}-save" >/dev/null 2>&1 || continue
+    family=ip; [[ "${t}" == ip6tables ]] && family=ip6
+    for table in $("${t}-save" 2>/dev/null | sed -n 's/^\*//p'); do
+      grep -qx "${t} \*${table}" "${HOST_BEFORE}" && continue
+      if "${t}-save" -t "${table}" 2>/dev/null | grep -q '^-A '; then
+        log "${t} table ${table} was not there before the node but holds rules: left as it is"
+        continue
+      fi
+      nft delete table "${family}" "${table}" 2>/dev/null || log "could not delete the empty ${t} table ${table}"
+    done
   done
 }
 

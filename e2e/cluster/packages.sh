@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The machine packages the local cluster's real node and `make images` need, from Debian:
 # containerd, runc and the CNI plugins run the node's containers; iptables and conntrack are
-# kube-proxy's; buildah and debootstrap build the images without a daemon or a registry.
+# kube-proxy's (nft removes the tables iptables leaves behind); buildah and debootstrap build
+# the images without a daemon or a registry.
 # Installs what is missing when it can (root, apt-get); otherwise says what is missing and
 # that the local cluster will run kwok nodes only, and succeeds: nothing else needs them.
 set -euo pipefail
 
-PACKAGES=(containerd runc containernetworking-plugins iptables conntrack buildah debootstrap)
+PACKAGES=(containerd runc containernetworking-plugins iptables nftables conntrack buildah debootstrap)
 
 log() { printf '[packages %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
