@@ -170,6 +170,22 @@ describeInCluster('Outrigger from its chart and image, on a node that runs conta
         env: { ...process.env, KUBECONFIG: kubeconfigPath() },
       });
       expect(stdout).not.toMatch(/\bFAIL/);
+      // the image runs as the chart's defaults ask, in a namespace that enforces the restricted
+      // Pod Security Standard: non-root, read-only root filesystem, no capabilities
+      const { items } = await cluster.core.listNamespacedPod({ namespace: SYSTEM_NAMESPACE });
+      expect(items.length).toBeGreaterThanOrEqual(2);
+      for (const pod of items) {
+        expect(pod.status?.phase).toBe('Running');
+        for (const c of pod.spec?.containers ?? []) {
+          expect(c.image).toBe(image.reference);
+          expect(c.securityContext?.readOnlyRootFilesystem).toBe(true);
+          expect(c.securityContext?.capabilities?.drop).toEqual(['ALL']);
+          expect(c.securityContext?.capabilities?.add ?? []).toEqual([]);
+          expect(c.securityContext?.runAsNonRoot ?? pod.spec?.securityContext?.runAsNonRoot).toBe(
+            true,
+          );
+        }
+      }
       // the controller in its pod mirrored the opt-in: the webhook will see this namespace
       await waitFor(`namespace ${app} labelled ${INJECTION_LABEL}`, async () => {
         const ns = await cluster.core.readNamespace({ name: app });
