@@ -5,7 +5,7 @@
 # Everything it starts keeps its files under ${NODE_DIR} (inside the cluster's state folder).
 # What it must change outside (sysctls the kubelet and the bridge plugin set, iptables chains,
 # cgroups, a bridge, mounts, a few hard-coded paths) is recorded by host-state.sh before and
-# put back by node_down, which then compares the machine with the record.
+# put back by node_cleanup, which then compares the machine with the record.
 #
 # Env: OUTRIGGER_REAL_NODE = auto (default: a real node when this machine can run one, else
 #      kwok only, saying why in one line) | 1 (required: fail if it cannot) | 0 (kwok only);
@@ -291,6 +291,8 @@ node_ready() {
 
 # Called by up.sh once the API server answers: containerd, the kubelet, kube-proxy.
 node_start() {
+  # from now on the node's processes are checked, and their logs shown on failure, with the rest
+  COMPONENTS+=("${NODE_COMPONENTS[@]}")
   write_containerd_config
   write_kubelet_config
   mkdir -p "${NODE_DIR}/kubelet" "${NODE_DIR}/pod-logs"

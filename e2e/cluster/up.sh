@@ -162,7 +162,6 @@ for c in kube-controller-manager kube-scheduler kwok; do
 done
 if ((REAL_NODE)); then
   for c in kubelet kube-proxy; do write_kubeconfig "${STATE_DIR}/${c}.kubeconfig" "${c}"; done
-  COMPONENTS+=("${NODE_COMPONENTS[@]}")
   # Before anything listens beyond 127.0.0.1: record the machine, guard it, make the bridge.
   node_prepare || fail "preparing the real node failed"
 fi
