@@ -187,17 +187,22 @@ function collect(req: IncomingMessage, limit: number, declared: number | undefin
 }
 
 /**
- * Frees a chunk already copied out, now instead of at V8's next garbage collection. Node reads a
- * body in chunks of up to 16 KiB, each in memory of its own from malloc, outside V8's heap; its
- * bytes do not hasten a collection, so a few large bodies leave tens of MiB of dead chunks
- * between two. glibc hands back only the top of its heap, and later allocations land above
- * them: that high-water mark stayed resident after every body had been answered (the heap grew
- * from 15 to 59 MiB over 150 large bodies, and stays at 16 when the chunks are freed here).
- * Detaching the chunk's ArrayBuffer (transferring it to a length of 0) frees its memory at
- * once. Only a chunk that owns its whole buffer: a slice of a shared one is left alone.
+ * Frees bytes no longer needed now instead of at V8's next garbage collection: a body's chunks
+ * once copied out, and the body itself once answered. Node reads a body in chunks of up to
+ * 16 KiB, each in memory of its own from malloc, outside V8's heap, and a body of more than
+ * 4 KiB gets a buffer of its own there too. Their bytes do not hasten a collection (a large
+ * body's chunks come with little else for V8 to collect, and a body handed to the worker thread
+ * waits for that thread's collector), so tens of MiB of dead ones piled up between two. glibc
+ * hands back only the top of its heap, and later allocations land above them: that high-water
+ * mark stayed resident after every body had been answered (the heap grew from 15 to 59 MiB over
+ * 150 large bodies, and stays at 16 when the chunks are freed here). Detaching the ArrayBuffer
+ * (transferring it to a length of 0) frees its memory at once. Only bytes that own their whole
+ * buffer: a slice of a shared one (Node's pool for small buffers) is left alone, and so is a
+ * buffer already detached (handed to the worker).
  */
-function freeNow(chunk: Buffer): void {
-  const buffer = chunk.buffer as ArrayBuffer & { transfer?: (length: number) => ArrayBuffer };
-  if (chunk.byteOffset !== 0 || chunk.byteLength !== buffer.byteLength) return;
+export function freeNow(bytes: Uint8Array): void {
+  const buffer = bytes.buffer as ArrayBuffer & { transfer?: (length: number) => ArrayBuffer };
+  if (buffer.byteLength === 0) return;
+  if (bytes.byteOffset !== 0 || bytes.byteLength !== buffer.byteLength) return;
   buffer.transfer?.(0);
 }

@@ -6,6 +6,7 @@ import { parentPort } from 'node:worker_threads';
 import { makeSnapshot } from '@outrigger/shared';
 import type { AdmissionState } from './admit';
 import { answerBody } from './answer';
+import { freeNow } from './body';
 import type { ToWorker, FromWorker } from './large-bodies';
 
 let state: AdmissionState | undefined;
@@ -40,7 +41,11 @@ function handle(message: ToWorker): void {
   // A body that must wait for a revision goes back to the main thread, which sends it again.
   if ('answer' in reply && reply.answer.kind === 'needs-revision') {
     parentPort?.postMessage({ ...reply, body: message.body }, [message.body.buffer as ArrayBuffer]);
-  } else parentPort?.postMessage(reply);
+  } else {
+    // Freed now: this thread's collector may not run again for many bodies.
+    freeNow(message.body);
+    parentPort?.postMessage(reply);
+  }
 }
 
 parentPort?.on('message', handle);

@@ -17,6 +17,7 @@ import {
   BodyTooLargeError,
   BodyTooSlowError,
   SMALL_BODY_BYTES,
+  freeNow,
   readBody,
   type Body,
   type BodyBudget,
@@ -109,6 +110,7 @@ async function serve(
     await admit(endpoint, body.bytes, res, deps);
   } finally {
     body.release();
+    freeNow(body.bytes);
   }
 }
 

@@ -4,7 +4,7 @@
 
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { BodyBudget, readBody } from '../src/body';
+import { BodyBudget, freeNow, readBody } from '../src/body';
 
 async function settled(p: Promise<void>): Promise<boolean> {
   let done = false;
@@ -100,5 +100,18 @@ describe('readBody', () => {
     await send(body, 16_384, true);
     // A freed chunk's buffer is detached: its length is 0.
     expect(chunksSeen.every((c) => c.length === 0)).toBe(true);
+  });
+});
+
+describe('freeNow', () => {
+  it('frees bytes that own their buffer, and leaves slices and freed buffers alone', () => {
+    const own = Buffer.allocUnsafeSlow(20_000);
+    freeNow(own);
+    expect(own.length).toBe(0);
+    // Small buffers are slices of Node's shared pool: freeing one would free its neighbours.
+    const pooled = Buffer.from('a small body');
+    freeNow(pooled);
+    expect(pooled.toString()).toBe('a small body');
+    expect(() => freeNow(own)).not.toThrow();
   });
 });
