@@ -29,8 +29,9 @@ KWOK_PORT="${OUTRIGGER_KWOK_PORT:-26447}"
 NODE_COUNT="${OUTRIGGER_NODES:-3}"
 
 # Start order (the real node's are added by up.sh when it has one, node.sh).
-COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+CONTROL_PLANE=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
 NODE_COMPONENTS=(containerd kubelet kube-proxy)
+COMPONENTS=("${CONTROL_PLANE[@]}")
 
 export PATH="/usr/local/go/bin:${PATH}"
 # kubectl: the one built by build.sh at the pinned release (no version-skew

@@ -55,9 +55,10 @@ if [[ -d "${STATE_DIR}" ]]; then
   stop_all
   node_cleanup || die "the real node of the earlier cluster left the machine changed (above); fix that first"
   remove_state
+  COMPONENTS=("${CONTROL_PLANE[@]}")
 fi
 
-for b in "${COMPONENTS[@]}"; do bin "${b}" >/dev/null; done
+for b in "${CONTROL_PLANE[@]}"; do bin "${b}" >/dev/null; done
 KWOK_STAGES="${SHARE_DIR}/kwok-${KWOK_VERSION}/stages.yaml"
 [[ -s "${KWOK_STAGES}" ]] || die "${KWOK_STAGES} not found: run e2e/cluster/build.sh first"
 
