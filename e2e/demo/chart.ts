@@ -3,8 +3,9 @@
 // its node and its containers' real states; the proxy's own log says which revision it runs.
 
 import type { V1Pod } from '@kubernetes/client-node';
-import { SYSTEM_NAMESPACE, mustParseConfig } from '@outrigger/shared';
+import { SYSTEM_NAMESPACE } from '@outrigger/shared';
 import {
+  PROXY_CONTAINER,
   createReleaseNamespace,
   helmRelease,
   imageValues,
@@ -12,9 +13,6 @@ import {
   type InClusterTarget,
 } from '../src';
 import { say } from './narration';
-
-/** The proxy container's name in the default configuration. */
-const PROXY_CONTAINER_NAME = mustParseConfig('').proxy.name;
 
 export async function installWithHelm(cluster: Cluster, target: InClusterTarget): Promise<void> {
   await createReleaseNamespace(cluster);
@@ -62,7 +60,7 @@ export async function printProxyLog(cluster: Cluster, namespace: string): Promis
     (p) =>
       !p.metadata?.deletionTimestamp &&
       [...(p.spec?.initContainers ?? []), ...(p.spec?.containers ?? [])].some(
-        (c) => c.name === PROXY_CONTAINER_NAME,
+        (c) => c.name === PROXY_CONTAINER,
       ),
   );
   const name = pod?.metadata?.name;
@@ -70,10 +68,10 @@ export async function printProxyLog(cluster: Cluster, namespace: string): Promis
   const log = await cluster.core.readNamespacedPodLog({
     name,
     namespace,
-    container: PROXY_CONTAINER_NAME,
+    container: PROXY_CONTAINER,
   });
   process.stdout.write(
-    `  $ kubectl logs -n ${namespace} ${name} -c ${PROXY_CONTAINER_NAME}\n${log
+    `  $ kubectl logs -n ${namespace} ${name} -c ${PROXY_CONTAINER}\n${log
       .trim()
       .split('\n')
       .map((l) => `  ${l}`)

@@ -23,6 +23,7 @@ export * from './process';
 export * from './refusals';
 export * from './rollout';
 export * from './service-account';
+export * from './sidecar';
 export * from './tls';
 export * from './versions';
 export * from './wait';

@@ -1,4 +1,4 @@
-// Outrigger as its users run it (issue 11): the chart installed unchanged with only the image
+// Outrigger as its users run it: the chart installed unchanged with only the image
 // named, the image built from the repository's Dockerfile, the webhook reached through its
 // Service, the self-managed certificates kept by the controller in its pod, and the injected
 // demo proxy really running beside the application, on a node that runs containers (the local
@@ -13,7 +13,6 @@ import {
   setHeaderOptions,
   type V1Deployment,
   type V1Job,
-  type V1Pod,
 } from '@kubernetes/client-node';
 import {
   CONFIG_REVISION,
@@ -24,9 +23,9 @@ import {
   SYSTEM_NAMESPACE,
   TLS_SECRET_NAME,
   CA_SECRET_NAME,
-  mustParseConfig,
 } from '@outrigger/shared';
 import {
+  PROXY_CONTAINER,
   PodStream,
   apply,
   buildOutriggerImage,
@@ -44,7 +43,11 @@ import {
   pending,
   realNodeNamespaceAnnotations,
   repoRoot,
+  podReady,
+  podsRunningWithProxy,
+  proxyStatus,
   waitFor,
+  waitForRollout,
   type Cluster,
   type ImageReference,
   type InClusterTarget,
@@ -52,75 +55,12 @@ import {
 
 const run = promisify(execFile);
 const CLI = path.join(repoRoot, 'cli', 'bin', 'outrigger.js');
-/** The proxy container's name in the default configuration. */
-const PROXY = mustParseConfig('').proxy.name;
+const PROXY = PROXY_CONTAINER;
 const MINUTES = 60_000;
 
 const target = inClusterTarget();
 const describeInCluster = typeof target === 'string' ? describe.skip : describe;
 if (typeof target === 'string') process.stderr.write(`[e2e] in-cluster suite skipped: ${target}\n`);
-
-/** The proxy's status in a pod: a native sidecar (init container) or a classic one. */
-function proxyStatus(pod: V1Pod) {
-  return [
-    ...(pod.status?.initContainerStatuses ?? []),
-    ...(pod.status?.containerStatuses ?? []),
-  ].find((s) => s.name === PROXY);
-}
-
-function podReady(pod: V1Pod): boolean {
-  return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
-}
-
-/** Every pod of `selector` Running and Ready, `count` of them, each with its proxy running. */
-async function podsRunningWithProxy(
-  cluster: Cluster,
-  namespace: string,
-  selector: string,
-  count: number,
-): Promise<V1Pod[]> {
-  return waitFor(
-    `${count} pods (${selector}) in ${namespace} Running and Ready with ${PROXY} running`,
-    async () => {
-      const pods = (
-        await cluster.core.listNamespacedPod({ namespace, labelSelector: selector })
-      ).items.filter((p) => !p.metadata?.deletionTimestamp);
-      const good = pods.filter(
-        (p) => p.status?.phase === 'Running' && podReady(p) && proxyStatus(p)?.state?.running,
-      );
-      if (good.length === count && pods.length === count) return done(pods);
-      return pending(
-        pods.map((p) => ({
-          name: p.metadata?.name,
-          phase: p.status?.phase,
-          ready: podReady(p),
-          proxy: proxyStatus(p)?.state,
-          waiting: p.status?.containerStatuses?.map((c) => c.state?.waiting?.reason),
-        })),
-      );
-    },
-    { timeoutMs: 3 * MINUTES, intervalMs: 1000 },
-  );
-}
-
-async function deploymentReady(cluster: Cluster, namespace: string, name: string) {
-  return waitFor(
-    `Deployment ${namespace}/${name} rolled out`,
-    async () => {
-      const d = await cluster.apps.readNamespacedDeployment({ name, namespace });
-      const s = d.status ?? {};
-      const want = d.spec?.replicas ?? 1;
-      const ok =
-        (s.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0) &&
-        s.updatedReplicas === want &&
-        s.readyReplicas === want &&
-        s.availableReplicas === want &&
-        (s.replicas ?? 0) === want;
-      return ok ? done(d) : pending(s);
-    },
-    { timeoutMs: 4 * MINUTES, intervalMs: 1000 },
-  );
-}
 
 async function leaseHolder(cluster: Cluster): Promise<string> {
   const lease = (await cluster.objects.read({
@@ -283,7 +223,11 @@ describeInCluster('Outrigger from its chart and image, on a node that runs conta
         await stream.succeeded(3);
         // also a Deployment scaled while the webhook is gone: its ReplicaSet retries
         await apply(cluster, deploymentYaml('scaled', { replicas: 1 }), { namespace: app });
-        await deploymentReady(cluster, app, 'scaled');
+        await waitForRollout(
+          cluster,
+          { kind: 'Deployment', namespace: app, name: 'scaled' },
+          { timeoutMs: 4 * MINUTES },
+        );
         const before = await webhookPods();
         await cluster.core.deleteCollectionNamespacedPod({
           namespace: SYSTEM_NAMESPACE,
@@ -315,7 +259,11 @@ describeInCluster('Outrigger from its chart and image, on a node that runs conta
         if (a.ok) expect(a.pod?.metadata?.labels?.[REVISION]).toBeTruthy();
         else expect(a.message).toMatch(/webhook "[^"]*outrigger[^"]*"/);
       }
-      await deploymentReady(cluster, app, 'scaled');
+      await waitForRollout(
+        cluster,
+        { kind: 'Deployment', namespace: app, name: 'scaled' },
+        { timeoutMs: 4 * MINUTES },
+      );
       await podsRunningWithProxy(cluster, app, 'app=scaled', 3);
     },
     10 * MINUTES,
@@ -329,7 +277,12 @@ describeInCluster('Outrigger from its chart and image, on a node that runs conta
       for (const name of owners) {
         await apply(cluster, deploymentYaml(name, { replicas: 1 }), { namespace: app });
       }
-      for (const name of owners) await deploymentReady(cluster, app, name);
+      for (const name of owners)
+        await waitForRollout(
+          cluster,
+          { kind: 'Deployment', namespace: app, name: name },
+          { timeoutMs: 4 * MINUTES },
+        );
       const revisionOf = (d: V1Deployment) =>
         d.spec?.template.metadata?.annotations?.[CONFIG_REVISION] ?? '';
       const old = revisionOf(
@@ -400,7 +353,11 @@ describeInCluster('Outrigger from its chart and image, on a node that runs conta
         await stream.succeeded(3);
         await release([], rebuilt);
         for (const name of ['outrigger-webhook', 'outrigger-controller']) {
-          const d = await deploymentReady(cluster, SYSTEM_NAMESPACE, name);
+          const d = await waitForRollout(
+            cluster,
+            { kind: 'Deployment', namespace: SYSTEM_NAMESPACE, name: name },
+            { timeoutMs: 4 * MINUTES },
+          );
           expect(d.spec?.template.spec?.containers[0]?.image).toBe(rebuilt.reference);
         }
         await stream.succeeded(5);
