@@ -409,7 +409,16 @@ describe('outrigger-controller with the webhook', () => {
         { timeoutMs: 90_000 },
       );
       expect(stopped).toContain(`${stuckNs}/Deployment/stuck`);
-      expect(await eventsFor(stuckNs, 'stuck', 'RolloutStalled')).toHaveLength(1);
+      // The Event is recorded after the annotation is written: wait for it, then count it.
+      const stalls = await waitFor(
+        'the RolloutStalled Event on Deployment stuck',
+        async () => {
+          const events = await eventsFor(stuckNs, 'stuck', 'RolloutStalled');
+          return events.length > 0 ? done(events) : pending('no Event yet');
+        },
+        { timeoutMs: 15_000 },
+      );
+      expect(stalls).toHaveLength(1);
       expect(
         await metricSum(controller.metricsPort, 'outrigger_controller_rollout_stalls_total'),
       ).toBeGreaterThanOrEqual(1);
