@@ -420,6 +420,7 @@ build_outrigger() {
     log "${ref}: the sources of ${OUTRIGGER_REPO}:${hash}, tagged ${tag}"
     bh tag "${OUTRIGGER_REPO}:${hash}" "${ref}"
     push "${ref}" "${archive}"
+    prune_outrigger_archives "${hash}"
     return
   fi
   pick_isolation
@@ -444,6 +445,19 @@ build_outrigger() {
     die "buildah build of the Dockerfile failed (output above)"
   log "${ref}: built in $((SECONDS - t0)) s"
   push "${ref}" "${archive}"
+  prune_outrigger_archives "${hash}"
+}
+
+# Every source change and every upgrade test makes another 100 MB archive: keep the current
+# sources' archive and the newest few others, remove the rest.
+KEEP_ARCHIVES=2
+prune_outrigger_archives() { # hash tag of the current sources
+  local old
+  # shellcheck disable=SC2012  # names are ours: outrigger-<tag>.oci.tar
+  for old in $(ls -t "${IMAGES_DIR}"/outrigger-*.oci.tar 2>/dev/null | grep -v "/outrigger-$1\.oci\.tar$" |
+    tail -n +$((KEEP_ARCHIVES + 1))); do
+    rm -f -- "${old}" && log "removed an older archive: ${old##*/}"
+  done
 }
 
 # --- main ---------------------------------------------------------------------------------
