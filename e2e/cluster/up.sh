@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Start a local Kubernetes control plane on 127.0.0.1: etcd, kube-apiserver,
 # kube-controller-manager, kube-scheduler and kwok (playing the kubelets of
-# ${OUTRIGGER_NODES:-3} fake nodes). Binaries come from build.sh's cache.
+# ${OUTRIGGER_NODES:-3} fake nodes), and, where this machine can run one, a real
+# node (containerd, kubelet, kube-proxy, CoreDNS: node.sh, OUTRIGGER_REAL_NODE).
+# Binaries come from build.sh's cache, images from images.sh's.
 #
 # Progress goes to stderr; the only stdout line is the admin kubeconfig path.
 # Env: OUTRIGGER_CACHE, OUTRIGGER_CLUSTER_DIR (state, default <cache>/cluster),
