@@ -63,6 +63,14 @@ build_one() {
   SUMMARY+=("${name} ${version}: built in ${took}s")
 }
 
+# module_dir MODULE@VERSION -> the module's folder in the download cache (downloaded first)
+module_dir() {
+  local d
+  d="$("${GO}" mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')"
+  [[ -d "${d}" ]] || die "could not download $1 through the Go module proxy"
+  printf '%s\n' "${d}"
+}
+
 need_build() { # any of the given components missing?
   local version="$1"; shift
   local c
@@ -170,8 +178,7 @@ kwok_stages() {
     return 0
   fi
   local moddir
-  moddir="$("${GO}" mod download -json "sigs.k8s.io/kwok@${v}" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')"
-  [[ -d "${moddir}" ]] || die "could not download sigs.k8s.io/kwok@${v}"
+  moddir="$(module_dir "sigs.k8s.io/kwok@${v}")"
   mkdir -p "${out%/*}"
   local f first=1
   {
@@ -193,10 +200,7 @@ kwok_stages() {
 build_coredns() {
   local v="${COREDNS_VERSION}"
   if ! need_build "${v}" coredns; then build_one coredns "${v}" / unused unused; return 0; fi
-  local moddir
-  moddir="$("${GO}" mod download -json "github.com/coredns/coredns@${v}" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')"
-  [[ -d "${moddir}" ]] || die "could not download github.com/coredns/coredns@${v} through the Go module proxy"
-  build_one coredns "${v}" "${moddir}" . "-s -w"
+  build_one coredns "${v}" "$(module_dir "github.com/coredns/coredns@${v}")" . "-s -w"
 }
 
 # ---------------------------------------------------------------------- helm
@@ -205,10 +209,7 @@ build_coredns() {
 build_helm() {
   local v="${HELM_VERSION}"
   if ! need_build "${v}" helm; then build_one helm "${v}" / unused unused; return 0; fi
-  local moddir
-  moddir="$("${GO}" mod download -json "helm.sh/helm/v3@${v}" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')"
-  [[ -d "${moddir}" ]] || die "could not download helm.sh/helm/v3@${v} through the Go module proxy"
-  build_one helm "${v}" "${moddir}" ./cmd/helm "-s -w -X helm.sh/helm/v3/internal/version.version=${v}"
+  build_one helm "${v}" "$(module_dir "helm.sh/helm/v3@${v}")" ./cmd/helm "-s -w -X helm.sh/helm/v3/internal/version.version=${v}"
 }
 
 build_etcd

@@ -342,21 +342,9 @@ build_coredns() {
     return
   fi
   if [[ ! -x "${bin}" ]]; then
-    need go golang-go
-    local moddir t0=${SECONDS}
-    log "coredns ${v}: go build from github.com/coredns/coredns@${v} (a few minutes the first time)"
-    moddir="$(GOTOOLCHAIN=local go mod download -json "github.com/coredns/coredns@${v}" |
-      sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')"
-    [[ -d "${moddir}" ]] || die "could not download github.com/coredns/coredns@${v} through the Go module proxy"
-    mkdir -p "${OUTRIGGER_CACHE}/bin"
-    (cd "${moddir}" && CGO_ENABLED=0 GOTOOLCHAIN=local go build -trimpath \
-      -ldflags "-s -w -X github.com/coredns/coredns/coremain.GitCommit=${v}" \
-      -o "${WORK}/coredns" .) >"${WORK}/coredns-build.log" 2>&1 || {
-      tail -n 30 "${WORK}/coredns-build.log" >&2
-      die "go build of coredns ${v} failed (the end of its output above)"
-    }
-    mv -f "${WORK}/coredns" "${bin}"
-    log "coredns ${v}: built in $((SECONDS - t0)) s"
+    log "coredns ${v}: not built yet; building it with build.sh (a few minutes the first time)"
+    bash "${HERE}/build.sh" >&2 || die "build.sh failed (its output above)"
+    [[ -x "${bin}" ]] || die "build.sh did not build ${bin}"
   fi
   local c
   new_container scratch

@@ -206,10 +206,12 @@ image_ref() { # name -> reference from the images index
 
 node_ctr() { ctr --address "${CONTAINERD_SOCK}" -n k8s.io "$@"; }
 
-import_images() {
-  local archive ref n=0
+import_images() { # [name...]: only these images (default: every one in the index)
+  local archive ref name n=0
   while read -r archive ref; do
     [[ -n "${archive}" && "${archive}" != \#* ]] || continue
+    name="${ref%:*}"; name="${name##*/}"
+    if (($# > 0)) && [[ " $* " != *" ${name} "* ]]; then continue; fi
     [[ "${archive}" == /* ]] || archive="${IMAGES_INDEX%/*}/${archive}"
     [[ -s "${archive}" ]] || fail "image archive ${archive} (${ref}) is missing: run make images"
     node_ctr images import "${archive}" >/dev/null || fail "importing ${archive} into the node's containerd failed"

@@ -3,10 +3,9 @@
 // certificate given (certificates.mode=external), and the two components run on this machine as
 // processes, each as its own ServiceAccount, detached so they outlive the demo (make demo-down).
 
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { promisify } from 'node:util';
 import {
   CONFIG_MAP_NAME,
   CONTROLLER_SERVICE_ACCOUNT,
@@ -14,14 +13,15 @@ import {
   WEBHOOK_SERVICE_ACCOUNT,
 } from '@outrigger/shared';
 import {
+  CHART_DIR,
   apply,
   done,
   freePort,
+  helm,
   makeServingCert,
   outriggerCacheDir,
   parseManifests,
   pending,
-  readPinnedVersions,
   repoRoot,
   waitFor,
   writeServiceAccountKubeConfig,
@@ -29,24 +29,21 @@ import {
 } from '../src';
 import { say } from './narration';
 
-const run = promisify(execFile);
 export const demoDir = path.join(outriggerCacheDir(), 'demo');
 const PROCESSES = ['outrigger-webhook', 'outrigger-controller'];
 
 /** The chart rendered for processes outside the cluster: the webhook by URL, with our CA. */
 async function render(url: string, caBundle: string): Promise<string> {
-  const helm = path.join(outriggerCacheDir(), 'bin', `helm-${readPinnedVersions().helm}`);
   // prettier-ignore
-  const { stdout } = await run(helm, [
-    'template', 'outrigger', path.join(repoRoot, 'manifests', 'chart'),
+  return helm(
+    'template', 'outrigger', CHART_DIR,
     '--namespace', SYSTEM_NAMESPACE,
     '--set', 'namespace.create=true',
     '--set', `webhook.url=${url}`,
     '--set', 'certificates.mode=external',
     '--set', `certificates.caBundle=${caBundle}`,
     '--set', 'rollout.maxConcurrent=2',
-  ], { maxBuffer: 16 * 1024 * 1024 });
-  return stdout;
+  );
 }
 
 /** Starts a binary detached, so it outlives the demo; its pid goes where demo-down finds it. */

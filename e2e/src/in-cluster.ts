@@ -9,10 +9,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import type { Cluster } from './cluster';
+import { CHART_DIR, helm } from './helm';
 import { deleteNamespace } from './namespace';
-import { isLocalCluster, kubeconfigPath } from './environment';
-import { clusterScriptsDir, outriggerCacheDir, repoRoot } from './paths';
-import { readPinnedVersions } from './versions';
+import { isLocalCluster } from './environment';
+import { clusterScriptsDir, outriggerCacheDir } from './paths';
 import { SYSTEM_NAMESPACE } from '@outrigger/shared';
 
 const run = promisify(execFile);
@@ -26,8 +26,6 @@ export const IN_CLUSTER_ENV = {
   image: 'OUTRIGGER_E2E_IMAGE',
   proxyImage: 'OUTRIGGER_E2E_PROXY_IMAGE',
 } as const;
-
-export const CHART_DIR = path.join(repoRoot, 'manifests', 'chart');
 
 /**
  * The annotations that put every pod of a namespace on the local cluster's real node (the API
@@ -146,25 +144,9 @@ export async function buildOutriggerImage(tag?: string): Promise<ImageReference>
     maxBuffer: 16 * 1024 * 1024,
   });
   const reference = stdout.trim().split('\n').pop() ?? '';
-  await run('bash', [path.join(clusterScriptsDir, 'import-images.sh')], { env });
+  // up.sh imported the others already
+  await run('bash', [path.join(clusterScriptsDir, 'import-images.sh'), 'outrigger'], { env });
   return splitReference(reference);
-}
-
-const HELM = path.join(outriggerCacheDir(), 'bin', `helm-${readPinnedVersions().helm}`);
-
-/** Runs helm on the suites' cluster; a failure carries helm's own message. */
-export async function helm(...args: string[]): Promise<string> {
-  try {
-    const { stdout } = await run(HELM, [...args, '--kubeconfig', kubeconfigPath()], {
-      maxBuffer: 16 * 1024 * 1024,
-    });
-    return stdout;
-  } catch (error) {
-    const stderr = (error as { stderr?: string }).stderr?.trim();
-    throw new Error(`helm ${args.slice(0, 2).join(' ')} failed: ${stderr || String(error)}`, {
-      cause: error,
-    });
-  }
 }
 
 /** The chart's values for an image: the only values a default install sets. */

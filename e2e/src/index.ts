@@ -11,6 +11,7 @@ export * from './dump';
 export * from './environment';
 export * from './fixtures';
 export * from './health-watch';
+export * from './helm';
 export * from './http-probe';
 export * from './in-cluster';
 export * from './log-dir';

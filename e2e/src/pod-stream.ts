@@ -98,3 +98,25 @@ export class PodStream {
     }
   }
 }
+
+/**
+ * Creates pods every `intervalMs` while `body` runs: `body` starts once 3 were admitted (the
+ * stream flows) and the stream stops once 5 more were admitted after it (admission works again),
+ * or when `body` fails. Resolves with the stopped stream, every admission in it.
+ */
+export async function streamPodsDuring(
+  cluster: Cluster,
+  namespace: string,
+  intervalMs: number,
+  body: (stream: PodStream) => Promise<void>,
+): Promise<PodStream> {
+  const stream = new PodStream(cluster, namespace, intervalMs).start();
+  try {
+    await stream.succeeded(3);
+    await body(stream);
+    await stream.succeeded(5);
+  } finally {
+    await stream.stop();
+  }
+  return stream;
+}

@@ -26,7 +26,7 @@ import {
 } from '@outrigger/shared';
 import {
   PROXY_CONTAINER,
-  PodStream,
+  streamPodsDuring,
   apply,
   buildOutriggerImage,
   connect,
@@ -218,9 +218,7 @@ describeInCluster('Outrigger from its chart and image, on a node that runs conta
         expect(pod.spec?.containers.map((c) => c.name)).not.toContain(PROXY);
         expect(pod.metadata?.labels?.[REVISION]).toBeUndefined();
       }
-      const stream = new PodStream(cluster, app, 300).start();
-      try {
-        await stream.succeeded(3);
+      const stream = await streamPodsDuring(cluster, app, 300, async () => {
         // also a Deployment scaled while the webhook is gone: its ReplicaSet retries
         await apply(cluster, deploymentYaml('scaled', { replicas: 1 }), { namespace: app });
         await waitForRollout(
@@ -250,10 +248,7 @@ describeInCluster('Outrigger from its chart and image, on a node that runs conta
           },
           { timeoutMs: 3 * MINUTES, intervalMs: 500 },
         );
-        await stream.succeeded(5);
-      } finally {
-        await stream.stop();
-      }
+      });
       // every pod created meanwhile carries the proxy; every refusal says who refused and why
       for (const a of stream.admissions) {
         if (a.ok) expect(a.pod?.metadata?.labels?.[REVISION]).toBeTruthy();
@@ -348,9 +343,7 @@ describeInCluster('Outrigger from its chart and image, on a node that runs conta
     async () => {
       const rebuilt = await buildOutriggerImage(`upgrade-${Date.now().toString(36)}`);
       expect(rebuilt.reference).not.toBe(image.reference);
-      const stream = new PodStream(cluster, app, 250).start();
-      try {
-        await stream.succeeded(3);
+      const stream = await streamPodsDuring(cluster, app, 250, async () => {
         await release([], rebuilt);
         for (const name of ['outrigger-webhook', 'outrigger-controller']) {
           const d = await waitForRollout(
@@ -360,10 +353,7 @@ describeInCluster('Outrigger from its chart and image, on a node that runs conta
           );
           expect(d.spec?.template.spec?.containers[0]?.image).toBe(rebuilt.reference);
         }
-        await stream.succeeded(5);
-      } finally {
-        await stream.stop();
-      }
+      });
       expect(stream.failures).toEqual([]);
       for (const a of stream.admissions) expect(a.pod?.metadata?.labels?.[REVISION]).toBeTruthy();
     },
@@ -397,9 +387,8 @@ describeInCluster('Outrigger from its chart and image, on a node that runs conta
           throw error;
         }
       };
-      const stream = new PodStream(cluster, app, 500).start();
-      const seen = new Set<string>([await servingCert()]);
-      try {
+      const stream = await streamPodsDuring(cluster, app, 500, async () => {
+        const seen = new Set<string>([await servingCert()]);
         // at least two renewals seen while pods keep coming
         await waitFor(
           'two renewals of the serving certificate',
@@ -409,10 +398,7 @@ describeInCluster('Outrigger from its chart and image, on a node that runs conta
           },
           { timeoutMs: 4 * MINUTES, intervalMs: 1000 },
         );
-        await stream.succeeded(5);
-      } finally {
-        await stream.stop();
-      }
+      });
       expect(stream.failures).toEqual([]);
       for (const a of stream.admissions) expect(a.pod?.metadata?.labels?.[REVISION]).toBeTruthy();
     },

@@ -19,15 +19,16 @@ import {
   repoRoot,
   type Cluster,
   type Manifest,
+  CHART_DIR,
+  helm,
 } from '../src';
 
 const run = promisify(execFile);
 const versions = readPinnedVersions();
 const bin = (name: string, version: string) =>
   path.join(outriggerCacheDir(), 'bin', `${name}-${version}`);
-const HELM = bin('helm', versions.helm);
 const KUBECTL = bin('kubectl', versions.kubernetes);
-const CHART = path.join(repoRoot, 'manifests', 'chart');
+const CHART = CHART_DIR;
 const INSTALL_YAML = path.join(repoRoot, 'manifests', 'install.yaml');
 
 const cluster: Cluster = connect();
@@ -37,11 +38,6 @@ afterAll(async () => {
   if (createdSystemNamespace) await deleteNamespace(cluster, SYSTEM_NAMESPACE);
   await cluster.close();
 });
-
-async function helm(...args: string[]): Promise<string> {
-  const { stdout } = await run(HELM, args, { maxBuffer: 16 * 1024 * 1024 });
-  return stdout;
-}
 
 const template = (...sets: string[]) =>
   helm(
