@@ -295,6 +295,9 @@ node_ready() {
 node_start() {
   # from now on the node's processes are checked, and their logs shown on failure, with the rest
   COMPONENTS+=("${NODE_COMPONENTS[@]}")
+  # The node gets a deadline of its own (OUTRIGGER_UP_TIMEOUT again from here): importing the
+  # images alone takes 10 to 30 s, more on a slow disk, after the control plane used its share.
+  DEADLINE=$((SECONDS + TIMEOUT))
   write_containerd_config
   write_kubelet_config
   mkdir -p "${NODE_DIR}/kubelet" "${NODE_DIR}/pod-logs"
