@@ -18,6 +18,8 @@ import type { ObjectRef } from '@outrigger/kube';
 import {
   STAMPED_KINDS,
   asWorkload,
+  historyConfigMapName,
+  type WaveStage,
   type KubeObject,
   type StampedKind,
   type Workload,
@@ -27,6 +29,7 @@ import { CERTIFICATES_KEY, CertificateKeeper } from './certificate-keeper';
 import type { CertificateFlags } from './flags';
 import { ConfigHolder, type ConfigInForce, type ConfigProblem } from './config-map';
 import { EventRecorder } from './events';
+import { HISTORY_KEY, reconcileHistory } from './history';
 import type { Logger } from './log';
 import type { ControllerMetrics } from './metrics';
 import { namespaceKey, namespaceOfKey, reconcileNamespace } from './namespace';
@@ -85,6 +88,12 @@ export class Controller {
   readonly certificates: CertificateKeeper | undefined;
   /** Called when the selector of injected pods worth watching changes with the configuration. */
   onPodSelector: (selector: string) => void = () => undefined;
+  /** Whether the injected-pod watch with the current selector has listed once. */
+  podsSynced: () => boolean = () => true;
+  /** The revision history ConfigMap, as the watch last saw it. */
+  private history: V1ConfigMap | undefined;
+  /** A wave is restarting owners or judging them: the gate needs the pods at its revision. */
+  private waveUnderWay = false;
 
   private queue: WorkQueue | undefined;
   private readonly written = new Map<string, Written>();
@@ -143,6 +152,17 @@ export class Controller {
     return this.queue !== undefined;
   }
 
+  /** The revision history ConfigMap, beside the configuration's. */
+  get historyRef(): ObjectRef {
+    const { namespace, name } = this.o.configMap;
+    return { namespace, name: historyConfigMapName(name) };
+  }
+
+  onHistory(items: readonly V1ConfigMap[]): void {
+    this.history = items.find((c) => c.metadata?.name === this.historyRef.name);
+    this.queue?.add(HISTORY_KEY);
+  }
+
   /** The injected-pod selector for the configuration in force (none before the first). */
   get currentPodSelector(): string | undefined {
     return this.podSelector;
@@ -194,13 +214,32 @@ export class Controller {
   private configInForce(inForce: ConfigInForce): void {
     this.o.metrics.setRevision(inForce.revision);
     this.o.logger.info('configuration in force', { revision: inForce.revision });
-    const selector = injectedPodSelector(inForce.revision, inForce.config.rollout.restartOnOptOut);
-    if (selector !== this.podSelector) {
-      this.podSelector = selector;
-      this.onPodSelector(selector);
-    }
+    this.choosePodSelector();
+    this.queue?.add(HISTORY_KEY);
     // excludeNamespaces may have changed: every namespace's label is decided again.
     for (const name of this.namespaces.keys()) this.queue?.add(namespaceKey(name));
+  }
+
+  /** The wave step's stage: the pod watch widens while a wave runs and narrows after. */
+  private stageChanged(stage: WaveStage): void {
+    const underWay = stage === 'canary' || stage === 'soaking' || stage === 'rolling';
+    if (underWay === this.waveUnderWay) return;
+    this.waveUnderWay = underWay;
+    this.choosePodSelector();
+  }
+
+  private choosePodSelector(): void {
+    const inForce = this.config.inForce;
+    if (!inForce) return;
+    const { revision, config } = inForce;
+    const selector = injectedPodSelector(
+      revision,
+      config.rollout.restartOnOptOut,
+      this.waveUnderWay,
+    );
+    if (selector === this.podSelector) return;
+    this.podSelector = selector;
+    this.onPodSelector(selector);
   }
 
   startLeading(): void {
@@ -217,6 +256,7 @@ export class Controller {
     queue.start();
     for (const name of this.namespaces.keys()) queue.add(namespaceKey(name));
     queue.add(WAVE_KEY);
+    queue.add(HISTORY_KEY);
     if (this.certificates) queue.add(CERTIFICATES_KEY);
     logger.info('leading: reconciling every namespace and the wave', {
       namespaces: this.namespaces.size,
@@ -245,6 +285,18 @@ export class Controller {
 
   private async reconcile(key: string, queue: WorkQueue): Promise<Result> {
     if (key === WAVE_KEY) return this.reconcileWave(queue);
+    if (key === HISTORY_KEY)
+      return reconcileHistory({
+        core: this.core,
+        ref: this.historyRef,
+        config: this.config.inForce,
+        configAnnotations: this.config.configMap?.metadata?.annotations,
+        history: this.history,
+        clock: this.clock,
+        acquireWrite: () => this.acquireWrite(queue),
+        metrics: this.o.metrics,
+        logger: this.o.logger,
+      });
     if (key === CERTIFICATES_KEY && this.certificates) return this.certificates.reconcile();
     const name = namespaceOfKey(key);
     if (name === undefined) throw new TerminalError(`no reconciler for key ${key}`);
@@ -293,6 +345,7 @@ export class Controller {
         failures: this.failures,
         metrics,
         logger,
+        onStage: (stage) => this.stageChanged(stage),
       },
       this.view(),
       config,
@@ -311,8 +364,19 @@ export class Controller {
       pods: countPods(
         { escaped: this.escapedPods.values(), injected: this.injectedPods.values() },
         inForce?.revision ?? '',
+        inForce?.config.proxy.name,
       ),
+      // The gate reads the pods at the revision, which only the widened selector lists.
+      podsSynced:
+        this.podSelector !== undefined &&
+        this.podSelector === this.widePodSelector() &&
+        this.podsSynced(),
     };
+  }
+
+  private widePodSelector(): string | undefined {
+    const inForce = this.config.inForce;
+    return inForce && injectedPodSelector(inForce.revision, true, true);
   }
 
   private currentWorkloads(): Workload[] {

@@ -17,6 +17,11 @@ export const EVENT_REASONS = [
   'RestartFailed',
   'HealDidNotHelp',
   'InvalidConfiguration',
+  'RolledBack',
+  'GateFailed',
+  'WaveStopped',
+  'WaveStage',
+  'WaveComplete',
 ] as const;
 export type EventReason = (typeof EVENT_REASONS)[number];
 

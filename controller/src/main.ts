@@ -96,6 +96,7 @@ export async function startController(
   const watchDeps: WatchDeps = { kc, controller, logger, metrics };
   const injected = new InjectedPods(watchDeps);
   controller.onPodSelector = (selector) => injected.switchTo(selector);
+  controller.podsSynced = () => injected.hasSynced;
   const watches: ResilientWatch<KubernetesObject>[] = [
     ...fixedWatches(watchDeps),
     ...certificateWatches(watchDeps),

@@ -1,7 +1,7 @@
 // The controller's Prometheus metrics, on a registry passed in (tests get their own).
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { OWNER_STATES, type OwnerState } from '@outrigger/shared';
+import { OWNER_STATES, WAVE_STAGES, type OwnerState, type WaveStage } from '@outrigger/shared';
 
 export class ControllerMetrics {
   readonly reconciles: Counter<'kind' | 'outcome'>;
@@ -17,6 +17,10 @@ export class ControllerMetrics {
   readonly waveStopped: Gauge;
   readonly configRevision: Gauge<'revision'>;
   readonly configErrors: Counter<'reason'>;
+  readonly waveStage: Gauge<'stage'>;
+  readonly gateFailures: Counter<'reason'>;
+  readonly rollbacks: Counter;
+  readonly historyWrites: Counter<'outcome'>;
 
   constructor(
     readonly registry: Registry = new Registry(),
@@ -25,6 +29,14 @@ export class ControllerMetrics {
     if (defaults) collectDefaultMetrics({ register: registry, prefix: 'outrigger_controller_' });
     const registers = [registry];
     this.writeFailures = this.failureCounter(registers);
+    ({
+      stalls: this.stalls,
+      waveStopped: this.waveStopped,
+      stage: this.waveStage,
+      gateFailures: this.gateFailures,
+      rollbacks: this.rollbacks,
+      historyWrites: this.historyWrites,
+    } = this.waveMetrics(registers));
     this.reconciles = new Counter({
       name: 'outrigger_controller_reconciles_total',
       help: 'Reconciles finished, by kind of key and outcome (done, requeue, retry, terminal).',
@@ -72,17 +84,6 @@ export class ControllerMetrics {
       labelNames: ['kind'],
       registers,
     });
-    this.stalls = new Counter({
-      name: 'outrigger_controller_rollout_stalls_total',
-      help: 'Rollouts of ours that stalled or passed their deadline and stopped the wave.',
-      labelNames: ['reason'],
-      registers,
-    });
-    this.waveStopped = new Gauge({
-      name: 'outrigger_controller_wave_stopped',
-      help: '1 while the wave is stopped (a rollout stalled; resume or change the configuration).',
-      registers,
-    });
     this.configRevision = new Gauge({
       name: 'outrigger_controller_config_revision',
       help: 'The configuration revision in force (1 for the current revision label).',
@@ -105,6 +106,50 @@ export class ControllerMetrics {
       labelNames: ['resource'],
       registers,
     });
+  }
+
+  /** The wave's stops and stage, the health gate, rollbacks and the revision history. */
+  private waveMetrics(registers: Registry[]) {
+    return {
+      stalls: new Counter({
+        name: 'outrigger_controller_rollout_stalls_total',
+        help: 'Rollouts of ours that stalled or passed their deadline and stopped the wave.',
+        labelNames: ['reason'],
+        registers,
+      }),
+      waveStopped: new Gauge({
+        name: 'outrigger_controller_wave_stopped',
+        help: '1 while the wave is stopped (a rollout stalled; resume or change the configuration).',
+        registers,
+      }),
+      stage: new Gauge({
+        name: 'outrigger_controller_wave_stage',
+        help: 'The wave stage as of the last wave step: 1 for the stage it is in, 0 for the others.',
+        labelNames: ['stage'],
+        registers,
+      }),
+      gateFailures: new Counter({
+        name: 'outrigger_controller_gate_failures_total',
+        help: 'Health gates failed, each of which stopped its wave: proxy-failing, rollout-stalled, deadline-exceeded.',
+        labelNames: ['reason'],
+        registers,
+      }),
+      rollbacks: new Counter({
+        name: 'outrigger_controller_rollbacks_total',
+        help: 'Owners rolled back to the last good revision after their wave failed its gate.',
+        registers,
+      }),
+      historyWrites: new Counter({
+        name: 'outrigger_controller_history_writes_total',
+        help: 'Writes of the revision history ConfigMap, by outcome (recorded, failed).',
+        labelNames: ['outcome'],
+        registers,
+      }),
+    };
+  }
+
+  setStage(stage: WaveStage): void {
+    for (const s of WAVE_STAGES) this.waveStage.set({ stage: s }, s === stage ? 1 : 0);
   }
 
   setOwnerStates(states: readonly OwnerState[]): void {

@@ -1,22 +1,30 @@
 // The pods the controller looks at, and only those: never every pod of the cluster. Two label
 // selected watches: escaped pods (stamped, never seen by the webhook), and injected pods on a
-// revision other than the current one (or, when opting out sheds sidecars, every injected pod,
-// as those in opted-out namespaces must be found at any revision). Each pod counts for the owner
-// named by its stamp or its ownerReferences.
+// revision other than the current one. That second selector widens to every injected pod while
+// a wave is under way (the health gate reads the pods at the wave's revision) and when opting
+// out sheds sidecars (those in opted-out namespaces must be found at any revision). Each pod
+// counts for the owner named by its stamp or its ownerReferences.
 
 import type { V1Pod } from '@kubernetes/client-node';
 import {
   ESCAPED_POD_SELECTOR,
   REVISION,
+  isPodReady,
   isStampedKind,
+  proxyTrouble,
   resolveOwner,
   type PodLike,
+  type RevisionPods,
 } from '@outrigger/shared';
 import { ownerKey, type PodCounts } from '@outrigger/shared';
 
-/** The selector of injected pods worth a look, for the revision and the shed setting. */
-export function injectedPodSelector(revision: string, restartOnOptOut: boolean): string {
-  return restartOnOptOut ? REVISION : `${REVISION},${REVISION}!=${revision}`;
+/** The selector of injected pods worth a look, for the revision, the shed setting and the wave. */
+export function injectedPodSelector(
+  revision: string,
+  restartOnOptOut: boolean,
+  waveUnderWay = false,
+): string {
+  return restartOnOptOut || waveUnderWay ? REVISION : `${REVISION},${REVISION}!=${revision}`;
 }
 
 export { ESCAPED_POD_SELECTOR };
@@ -39,21 +47,46 @@ export interface PodSets {
   injected: Iterable<V1Pod>;
 }
 
-/** Counts per owner key from the two watched sets (pure). Pods being deleted do not count. */
-export function countPods(pods: PodSets, revision: string): Map<string, PodCounts> {
-  const counts = new Map<string, PodCounts>();
-  const bump = (pod: V1Pod, field: keyof PodCounts): void => {
-    const key = podOwnerKey(pod);
-    if (key === undefined) return;
-    const c = counts.get(key) ?? { ...EMPTY };
-    c[field] += 1;
-    counts.set(key, c);
+type Counted = 'escaped' | 'outdated' | 'injected';
+
+/** The gate's view of one more pod at the revision. */
+function atRevision(before: RevisionPods | undefined, pod: V1Pod, proxyName: string): RevisionPods {
+  const c = before ?? { total: 0, ready: 0, trouble: undefined };
+  return {
+    total: c.total + 1,
+    ready: c.ready + (isPodReady(pod as PodLike) ? 1 : 0),
+    trouble: c.trouble ?? proxyTrouble(pod as PodLike, proxyName),
   };
-  for (const pod of pods.escaped) if (live(pod)) bump(pod, 'escaped');
+}
+
+/**
+ * Counts per owner key from the two watched sets (pure), and the health of the pods at the
+ * revision when the injected set holds them. Pods being deleted do not count.
+ */
+export function countPods(
+  pods: PodSets,
+  revision: string,
+  proxyName = 'outrigger-proxy',
+): Map<string, PodCounts> {
+  const counts = new Map<string, PodCounts>();
+  const entry = (key: string): PodCounts => {
+    const c = counts.get(key) ?? { ...EMPTY };
+    counts.set(key, c);
+    return c;
+  };
+  const bump = (key: string, field: Counted): void => {
+    entry(key)[field] += 1;
+  };
+  for (const pod of pods.escaped) {
+    const key = live(pod) ? podOwnerKey(pod) : undefined;
+    if (key !== undefined) bump(key, 'escaped');
+  }
   for (const pod of pods.injected) {
-    if (!live(pod)) continue;
-    bump(pod, 'injected');
-    if (pod.metadata?.labels?.[REVISION] !== revision) bump(pod, 'outdated');
+    const key = live(pod) ? podOwnerKey(pod) : undefined;
+    if (key === undefined) continue;
+    bump(key, 'injected');
+    if (pod.metadata?.labels?.[REVISION] !== revision) bump(key, 'outdated');
+    else entry(key).atRevision = atRevision(entry(key).atRevision, pod, proxyName);
   }
   return counts;
 }

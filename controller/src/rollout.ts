@@ -43,9 +43,10 @@ import {
   type PodCounts,
   type WaveReportEntry,
   type ReportReason,
-  type RestartKind,
   type RestartOrder,
   type WavePlan,
+  type WaveStage,
+  stagePatch,
 } from '@outrigger/shared';
 import { noPods } from './pods';
 import type { Result } from './queue';
@@ -60,6 +61,8 @@ export interface WaveView {
   workloads: readonly Workload[];
   namespace: (name: string) => V1Namespace | undefined;
   pods: ReadonlyMap<string, PodCounts>;
+  /** Whether the pods at the current revision are listed, which the health gate waits for. */
+  podsSynced: boolean;
 }
 
 export interface WaveDeps {
@@ -82,6 +85,8 @@ export interface WaveDeps {
   failures: Map<string, OwnerBackoff>;
   metrics: ControllerMetrics;
   logger: Logger;
+  /** Told the stage after every step: the controller widens its pod watch while a wave runs. */
+  onStage: (stage: WaveStage) => void;
 }
 
 /**
@@ -112,7 +117,12 @@ const RESOURCE: Record<Workload['kind'], string> = {
   DaemonSet: 'daemonsets',
 };
 
-const RESTART_EVENT = { rollout: 'Restarted', heal: 'Healed', shed: 'SidecarsShed' } as const;
+const RESTART_EVENT = {
+  rollout: 'Restarted',
+  heal: 'Healed',
+  shed: 'SidecarsShed',
+  rollback: 'RolledBack',
+} as const;
 
 const subjectOf = (w: Workload): EventSubject => ({
   apiVersion: 'apps/v1',
@@ -172,6 +182,7 @@ export class WaveStep {
       rollout: config.config.rollout,
       wave: readWave(view.configMap?.metadata?.annotations),
       nowMs,
+      podsSynced: view.podsSynced,
     };
     let plan = planWave(input);
     if (plan.restart.some((o) => o.kind === 'heal') && !(await deps.webhookReady()))
@@ -215,6 +226,8 @@ export class WaveStep {
     const { metrics } = this.deps;
     metrics.setOwnerStates(assessments.map((a) => a.state));
     metrics.waveStopped.set(plan.stopped ? 1 : 0);
+    metrics.setStage(plan.stage);
+    this.deps.onStage(plan.stage);
   }
 
   private async carryOut(plan: WavePlan, byKey: Map<string, Workload>, nowMs: number) {
@@ -222,6 +235,7 @@ export class WaveStep {
     if (plan.resume) await this.resume(nowMs);
     else if (plan.clearStop) await this.patchConfigMap(clearStopPatch());
     if (plan.stop) await this.stop(plan, byKey, nowMs);
+    if (plan.record || plan.lastGood) await this.recordStage(plan);
     for (const owner of plan.complete)
       await this.owner(owner, nowMs, (w) => this.complete(w), byKey);
     for (const order of plan.restart)
@@ -318,6 +332,7 @@ export class WaveStep {
     const written = await this.patchWorkload(w, restartPatch({ workload: w, order, nowMs }));
     if (!written) return;
     deps.metrics.restarts.inc({ kind: order.kind });
+    if (order.kind === 'rollback') deps.metrics.rollbacks.inc();
     const detail = this.detailOf(order.owner);
     deps.logger.info('restarted', {
       owner: ownerKey(order.owner),
@@ -329,7 +344,7 @@ export class WaveStep {
       subject: subjectOf(w),
       type: 'Normal',
       reason: RESTART_EVENT[order.kind],
-      message: restartMessage(order.kind, order.revision, detail),
+      message: restartMessage(order, detail),
       once: `${order.kind} ${order.revision} ${nowMs}`,
     });
   }
@@ -382,8 +397,9 @@ export class WaveStep {
     const { deps, config } = this;
     const ok = await this.patchConfigMap(waveStopPatch({ stop, revision: config.revision, nowMs }));
     if (!ok) return;
-    deps.metrics.stalls.inc({ reason: stop.reason });
-    deps.logger.warn('the wave stopped: a rollout did not complete', {
+    if (stop.reason !== 'proxy-failing') deps.metrics.stalls.inc({ reason: stop.reason });
+    deps.metrics.gateFailures.inc({ reason: stop.reason });
+    deps.logger.warn('the wave stopped: an owner failed the health gate', {
       owner: ownerKey(stop.owner),
       reason: stop.reason,
       detail: stop.detail,
@@ -391,14 +407,46 @@ export class WaveStep {
     });
     const w = byKey.get(ownerKey(stop.owner));
     const message = `${stop.reason}: ${stop.detail}. The wave to revision ${config.revision} is stopped until the configuration changes or an admin resumes it (annotate ConfigMap ${deps.configMapRef.namespace}/${deps.configMapRef.name} outrigger.dev/resume=now)`;
+    const rollback =
+      config.config.rollout.onFailure === 'rollback'
+        ? ' Owners it restarted roll back to the last good revision.'
+        : '';
+    const reason = stop.reason === 'proxy-failing' ? 'GateFailed' : 'RolloutStalled';
     if (w)
       await deps.events.record({
         subject: subjectOf(w),
         type: 'Warning',
-        reason: 'RolloutStalled',
+        reason,
         message,
         once: `${config.revision} ${nowMs}`,
       });
+    await deps.events.record({
+      subject: this.configMapSubject(),
+      type: 'Warning',
+      reason: 'WaveStopped',
+      message: `${ownerKey(stop.owner)} ${message}.${rollback}`,
+      once: `${config.revision} ${nowMs}`,
+    });
+  }
+
+  /** Records a stage the wave reached (soaking, rolling, complete) on the ConfigMap. */
+  private async recordStage(plan: WavePlan) {
+    const { deps, config } = this;
+    const ok = await this.patchConfigMap(stagePatch(plan.record, plan.lastGood));
+    if (!ok) return;
+    deps.logger.info('wave stage', {
+      revision: config.revision,
+      stage: plan.stage,
+      detail: plan.stageDetail,
+      lastGood: plan.lastGood ?? null,
+    });
+    await deps.events.record({
+      subject: this.configMapSubject(),
+      type: 'Normal',
+      reason: plan.stage === 'complete' ? 'WaveComplete' : 'WaveStage',
+      message: `revision ${config.revision}: ${plan.stage}: ${plan.stageDetail}`,
+      once: `${config.revision} ${plan.stage}`,
+    });
   }
 
   private async resume(nowMs: number) {
@@ -449,11 +497,14 @@ function withResourceVersion(body: Record<string, unknown>, rv: string): Record<
   return { ...body, metadata: { ...metadata, resourceVersion: rv } };
 }
 
-function restartMessage(kind: RestartKind, revision: string, detail: string): string {
+function restartMessage(order: RestartOrder, detail: string): string {
+  const { kind, revision } = order;
   const why = detail ? `: ${detail}` : '';
   switch (kind) {
     case 'rollout':
-      return `restarted to roll out configuration revision ${revision}${why}`;
+      return `restarted${order.canary ? ' as a canary' : ''} to roll out configuration revision ${revision}${why}`;
+    case 'rollback':
+      return `rolled back to configuration revision ${revision}, the last that completed a wave, because the wave to ${order.from ?? 'the new revision'} failed its health gate`;
     case 'heal':
       return `restarted to inject pods that escaped the webhook (revision ${revision})${why}`;
     case 'shed':

@@ -152,7 +152,20 @@ export function fixedWatches(d: WatchDeps): ResilientWatch<KubernetesObject>[] {
   const core = d.kc.makeApiClient(CoreV1Api);
   const ref = d.controller.config.ref;
   const byName = `metadata.name=${ref.name}`;
+  const history = d.controller.historyRef;
+  const historyByName = `metadata.name=${history.name}`;
   return [
+    watch<V1ConfigMap>(d, {
+      path: `/api/v1/namespaces/${history.namespace}/configmaps`,
+      resource: 'configmaps (history)',
+      fieldSelector: historyByName,
+      list: () =>
+        core.listNamespacedConfigMap({
+          namespace: history.namespace,
+          fieldSelector: historyByName,
+        }),
+      onChange: (items) => d.controller.onHistory(items),
+    }),
     watch<V1ConfigMap>(d, {
       path: `/api/v1/namespaces/${ref.namespace}/configmaps`,
       resource: 'configmaps',

@@ -70,6 +70,8 @@ describe('pods per owner', () => {
   it('selects outdated injected pods only, or every injected pod when opting out sheds', () => {
     expect(injectedPodSelector('r1', false)).toBe(`${REVISION},${REVISION}!=r1`);
     expect(injectedPodSelector('r1', true)).toBe(REVISION);
+    // While a wave runs, the gate reads the pods at its revision too.
+    expect(injectedPodSelector('r1', false, true)).toBe(REVISION);
   });
 
   it('names the owner from the stamp, else a ReplicaSet by its hash, and ignores other owners', () => {
@@ -97,7 +99,44 @@ describe('pods per owner', () => {
       },
       'r1',
     );
-    expect(counts.get('shop/Deployment/web')).toEqual({ escaped: 1, injected: 2, outdated: 1 });
+    expect(counts.get('shop/Deployment/web')).toEqual({
+      escaped: 1,
+      injected: 2,
+      outdated: 1,
+      atRevision: { total: 1, ready: 0, trouble: undefined },
+    });
+  });
+
+  it('reports the proxy in trouble and the Ready pods at the revision, for the gate', () => {
+    const at = (name: string, status: Record<string, unknown>) => ({
+      ...pod({ name, annotations: stamp, labels: { [REVISION]: 'r1' } }),
+      status,
+    });
+    const ready = { conditions: [{ type: 'Ready', status: 'True' }] };
+    const crashing = {
+      initContainerStatuses: [
+        {
+          name: 'outrigger-proxy',
+          restartCount: 3,
+          state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 40s' } },
+        },
+      ],
+    };
+    const counts = countPods(
+      { escaped: [], injected: [at('ok', ready), at('bad', crashing)] },
+      'r1',
+    );
+    expect(counts.get('shop/Deployment/web')?.atRevision).toEqual({
+      total: 2,
+      ready: 1,
+      trouble: {
+        pod: 'bad',
+        container: 'outrigger-proxy',
+        reason: 'CrashLoopBackOff',
+        restarts: 3,
+        message: 'back-off 40s',
+      },
+    });
   });
 });
 

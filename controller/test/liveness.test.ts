@@ -17,6 +17,8 @@ import {
   configRevision,
   formatTime,
   mustParseConfig,
+  LAST_GOOD_REVISION,
+  WAVE_STAGE,
   type Workload,
 } from '@outrigger/shared';
 import winston from 'winston';
@@ -33,7 +35,7 @@ const NAMESPACE = 'shop';
 const FLOOR_MS = 1000;
 
 const config = ((): ConfigInForce => {
-  const parsed = mustParseConfig('rollout:\n  maxConcurrent: 1\n');
+  const parsed = mustParseConfig('rollout:\n  maxConcurrent: 1\n  canary: {count: 0}\n');
   return { config: parsed, revision: configRevision(parsed), resourceVersion: '1' };
 })();
 
@@ -87,11 +89,21 @@ function view(workloads: Workload[]): WaveView {
   return {
     config,
     configMap: {
-      metadata: { name: 'outrigger-config', namespace: 'outrigger-system', resourceVersion: '1' },
+      metadata: {
+        name: 'outrigger-config',
+        namespace: 'outrigger-system',
+        resourceVersion: '1',
+        // The wave completed here before: these tests make no ConfigMap writes.
+        annotations: {
+          [WAVE_STAGE]: `${config.revision} complete 2026-01-01T00:00:00Z`,
+          [LAST_GOOD_REVISION]: config.revision,
+        },
+      },
     },
     workloads,
     namespace: (name) => (name === NAMESPACE ? ns : undefined),
     pods: new Map(),
+    podsSynced: true,
   };
 }
 
@@ -156,6 +168,7 @@ function harness(apps: AppsV1Api): Harness {
     acquireWrite: () => Promise.resolve(),
     onWrite: () => undefined,
     onWritten: () => undefined,
+    onStage: () => undefined,
     events,
     dryRunReported: new Set(),
     webhookReady: () => Promise.resolve(true),

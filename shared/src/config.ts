@@ -5,6 +5,8 @@ import { LineCounter, parseDocument, isNode } from 'yaml';
 import type { EnvVar } from './k8s';
 import { isRecord } from './k8s';
 import { LOG_LEVELS, OVERRIDE_NAMES, type LogLevel, type OverrideName } from './overrides-catalog';
+import { labelSelector, type LabelSelector } from './selector';
+import { maintenanceWindow, type MaintenanceWindow } from './windows';
 import {
   Reader,
   bool,
@@ -26,10 +28,12 @@ import {
 export const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
 export const NATIVE_SIDECAR_MODES = ['auto', 'true', 'false'] as const;
 export const ROLLOUT_MODES = ['auto', 'manual', 'dry-run'] as const;
+export const FAILURE_ACTIONS = ['rollback', 'stop'] as const;
 
 export type PullPolicy = (typeof PULL_POLICIES)[number];
 export type NativeSidecarMode = (typeof NATIVE_SIDECAR_MODES)[number];
 export type RolloutMode = (typeof ROLLOUT_MODES)[number];
+export type FailureAction = (typeof FAILURE_ACTIONS)[number];
 
 export interface Resources {
   requests?: Record<string, string>;
@@ -80,6 +84,18 @@ export interface OverridesConfig {
   allowedRegistries: string[];
 }
 
+/** The first owners a wave restarts, and how long they must stay healthy before the rest. */
+export interface CanaryConfig {
+  /** How many owners the canary stage restarts; 0 skips the stage. */
+  count: number;
+  /** Only owners in namespaces whose labels match are canaries. */
+  namespaceSelector?: LabelSelector;
+  /** Only owners (Deployments, StatefulSets, DaemonSets) whose own labels match are canaries. */
+  ownerSelector?: LabelSelector;
+  /** How long every canary owner must pass the health gate before the rest of the wave starts. */
+  soakSeconds: number;
+}
+
 export interface RolloutConfig {
   mode: RolloutMode;
   maxConcurrent: number;
@@ -87,6 +103,13 @@ export interface RolloutConfig {
   restartOnOptOut: boolean;
   healEscapedPods: boolean;
   healBackoffSeconds: number;
+  /** What a failed health gate does beyond stopping the wave. */
+  onFailure: FailureAction;
+  canary: CanaryConfig;
+  /** How many accepted configurations the revision history keeps, the current one included. */
+  history: number;
+  /** When restarts of a wave may start; empty: at any time. */
+  windows: MaintenanceWindow[];
 }
 
 export interface Config {
@@ -204,6 +227,9 @@ const overridesSchema = struct<OverridesConfig>({
   allowedRegistries: { read: list(registry), default: ['ghcr.io/outrigger/'] },
 });
 
+/** The most revisions the history may keep; see revision-history.ts for what fits in one object. */
+export const MAX_HISTORY = 50;
+
 const rolloutSchema = struct<RolloutConfig>({
   mode: { read: oneOf(ROLLOUT_MODES), default: 'auto' },
   maxConcurrent: { read: int(1, 1000), default: 5 },
@@ -211,6 +237,18 @@ const rolloutSchema = struct<RolloutConfig>({
   restartOnOptOut: { read: bool, default: false },
   healEscapedPods: { read: bool, default: true },
   healBackoffSeconds: { read: int(1, 86400), default: 300 },
+  onFailure: { read: oneOf(FAILURE_ACTIONS), default: 'rollback' },
+  canary: {
+    read: struct<CanaryConfig>({
+      count: { read: int(0, 1000), default: 1 },
+      namespaceSelector: { read: labelSelector },
+      ownerSelector: { read: labelSelector },
+      soakSeconds: { read: int(0, 86400), default: 120 },
+    }),
+    section: true,
+  },
+  history: { read: int(2, MAX_HISTORY), default: 10 },
+  windows: { read: list(maintenanceWindow), default: [] },
 });
 
 const configSchema = struct<Config>({

@@ -102,4 +102,13 @@ rollout:
   restartOnOptOut: false        # restart owners that opted out but still run sidecars
   healEscapedPods: true         # restart owners of pods that escaped injection
   healBackoffSeconds: 300
+  onFailure: rollback           # a failed health gate also rolls the restarted owners back (or: stop)
+  canary:                       # the first owners of a wave, which must pass the gate before the rest
+    count: 1                    # 0 skips the canary stage
+    soakSeconds: 120            # how long the canaries must stay healthy
+    # namespaceSelector: {matchLabels: {tier: canary}}
+    # ownerSelector: {matchLabels: {outrigger.dev/canary: "true"}}
+  history: 10                   # accepted configurations kept for pinned pods (2 to 50)
+  windows: []                   # when restarts may start; empty: any time. For example:
+  # - {days: [Sat, Sun], start: "01:00", end: "05:00", timeZone: Europe/Berlin}
 `;

@@ -51,6 +51,14 @@ export const HEALED_REVISION = `${PREFIX}/healed-revision`;
 export const HEALED_AT = `${PREFIX}/healed-at`;
 /** ConfigMap annotation: `<revision> <why>`, written when a stall stops the wave. */
 export const WAVE_STOPPED = `${PREFIX}/wave-stopped`;
+/** Workload annotation: the revision the owner was restarted to as one of its wave's canaries. */
+export const CANARY_REVISION = `${PREFIX}/canary-revision`;
+/** Workload annotation: the revision a rollback took the owner back from. */
+export const ROLLED_BACK_FROM = `${PREFIX}/rolled-back-from`;
+/** ConfigMap annotation: `<revision> <stage> <since>`, the wave's progress past the canaries. */
+export const WAVE_STAGE = `${PREFIX}/wave-stage`;
+/** ConfigMap annotation: the last revision whose wave completed; a rollback returns to it. */
+export const LAST_GOOD_REVISION = `${PREFIX}/last-good-revision`;
 /** ConfigMap annotation: an admin sets it (any value) to resume a stopped wave. */
 export const RESUME = `${PREFIX}/resume`;
 /** ConfigMap annotation: when the controller last acted on a resume (RFC 3339). */

@@ -5,9 +5,23 @@
 
 import type { Config, RolloutConfig } from './config';
 import { decideOptIn } from './decide';
+import { formatTime, parseTime } from './time';
+import { judgeGate, type GateVerdict, type RevisionPods } from './gate';
 import { isRecord, type Labels, type NamespaceMeta } from './k8s';
+import { matchesSelector } from './selector';
+import { windowState } from './windows';
+import {
+  decideStage,
+  parseStageRecord,
+  readLastGood,
+  type StageDecision,
+  type StageOwner,
+  type StageRecord,
+  type WaveStage,
+} from './wave-stage';
 import {
   AUTO_RESTART,
+  CANARY_REVISION,
   COMPLETED_REVISION,
   CONFIG_REVISION,
   DISABLED,
@@ -20,7 +34,9 @@ import {
   RESTARTED_REVISION,
   RESUME,
   RESUMED_AT,
+  ROLLED_BACK_FROM,
   STAMPED,
+  WAVE_STAGE,
   WAVE_STOPPED,
 } from './names';
 import {
@@ -67,8 +83,11 @@ export function compareOwners(a: OwnerRef, b: OwnerRef): number {
   return cmp(a.namespace, b.namespace) || cmp(a.kind, b.kind) || cmp(a.name, b.name);
 }
 
-/** A rollout to a new revision, a heal of escaped pods, or shedding sidecars after opt-out. */
-export type RestartKind = 'rollout' | 'heal' | 'shed';
+/**
+ * A rollout to a new revision, a heal of escaped pods, shedding sidecars after opt-out, or a
+ * rollback of a failed wave's owners to the last good revision.
+ */
+export type RestartKind = 'rollout' | 'heal' | 'shed' | 'rollback';
 
 /** Counts of the owner's pods, which the caller selects by label. */
 export interface PodCounts {
@@ -78,6 +97,8 @@ export interface PodCounts {
   outdated: number;
   /** Carrying our sidecar at any revision; what matters once the owner is out of scope. */
   injected: number;
+  /** The pods at the current revision, for the health gate; absent when none were seen. */
+  atRevision?: RevisionPods;
 }
 
 export interface OwnerInput {
@@ -136,20 +157,17 @@ export interface OwnerAssessment {
   restarted: RestartRecord | undefined;
   healed: HealRecord | undefined;
   rollout: RolloutStatus;
+  /** The revision the template is stamped with: what new pods of this owner get. */
+  pinned: string | undefined;
+  /** Matches the canary selectors of `rollout.canary`. */
+  canaryEligible: boolean;
+  /** Restarted to the target as a canary of its wave. */
+  canary: boolean;
+  /** The revision our last rollback took the owner back from. */
+  rolledBackFrom: string | undefined;
+  /** The owner's pods at the current revision, as counted for the gate. */
+  revisionPods: RevisionPods | undefined;
 }
-
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
-
-/** Milliseconds since the epoch, or undefined when the value is not an RFC 3339 time. */
-export function parseTime(value: string | undefined): number | undefined {
-  if (value === undefined || !RFC3339.test(value)) return undefined;
-  const ms = Date.parse(value);
-  return Number.isNaN(ms) ? undefined : ms;
-}
-
-/** RFC 3339 in whole seconds, the way Kubernetes writes its own times. */
-export const formatTime = (ms: number): string =>
-  new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 function readRestart(meta: { annotations?: Labels; labels?: Labels }): RestartRecord | undefined {
   const revision = meta.annotations?.[RESTARTED_REVISION];
@@ -245,20 +263,43 @@ function ownRestart(input: OwnerInput, target: string, rollout: RolloutStatus) {
     following && !stall && restarted.atMs !== undefined
       ? restarted.atMs + seconds * 1000 + 1
       : undefined;
-  const completed = open && settled && restarted.revision === target;
+  const completed = open && settled && recordsCompletion(input, restarted, target);
   return { restarted, inFlight, following, completed, stall, deadlineAtMs };
+}
+
+/**
+ * Whether a finished restart gets COMPLETED_REVISION: one to the target, and a rollback too, or
+ * it would count as in flight whenever its owner rolls again.
+ */
+function recordsCompletion(input: OwnerInput, restarted: RestartRecord, target: string): boolean {
+  const rolledBack = input.workload.metadata?.annotations?.[ROLLED_BACK_FROM] !== undefined;
+  return restarted.revision === target || rolledBack;
+}
+
+function canaryEligible(input: OwnerInput): boolean {
+  const { namespaceSelector = {}, ownerSelector = {} } = input.config.rollout.canary;
+  return (
+    matchesSelector(namespaceSelector, input.namespace.labels) &&
+    matchesSelector(ownerSelector, input.workload.metadata?.labels)
+  );
 }
 
 function facts(input: OwnerInput, inScope: boolean): Facts {
   const target = inScope ? input.revision : NO_REVISION;
   const rollout = rolloutStatus(input.workload);
+  const annotations = input.workload.metadata?.annotations ?? {};
   return {
     owner: refOf(input.workload),
     target,
     due: dueRestart(input, inScope),
     ...ownRestart(input, target, rollout),
-    healed: readHeal(input.workload.metadata?.annotations ?? {}),
+    healed: readHeal(annotations),
     rollout,
+    pinned: readStamp(input.workload)?.revision,
+    canaryEligible: canaryEligible(input),
+    canary: target !== NO_REVISION && annotations[CANARY_REVISION] === target,
+    rolledBackFrom: annotations[ROLLED_BACK_FROM],
+    revisionPods: input.pods.atRevision,
   };
 }
 
@@ -335,6 +376,10 @@ export const REPORT_REASONS = [
   'wave-stopped',
   'budget',
   'manual-mode',
+  'canary-stage',
+  'window-closed',
+  'proxy-failing',
+  'rollback',
 ] as const;
 export type ReportReason = (typeof REPORT_REASONS)[number];
 
@@ -344,13 +389,22 @@ export interface WaveReportEntry {
   action: Action;
   reason: ReportReason;
   detail: string;
+  /** The health gate, for owners the wave restarted. */
+  gate: GateVerdict | undefined;
+  /** The revision the template is stamped with. */
+  pinned: string | undefined;
+  canary: boolean;
 }
 
 export interface RestartOrder {
   owner: OwnerRef;
   kind: RestartKind;
-  /** The revision to record (NO_REVISION when shedding). */
+  /** The revision to record (NO_REVISION when shedding; the last good one when rolling back). */
   revision: string;
+  /** Restarted as one of the wave's canaries. */
+  canary?: boolean;
+  /** For a rollback: the revision it leaves. */
+  from?: string;
 }
 
 export interface WaveStop {
@@ -365,6 +419,10 @@ export interface WaveState {
   stopped: WaveStop | undefined;
   resumeRequested: boolean;
   resumedAtMs: number | undefined;
+  /** How far the wave got past its canaries. */
+  stage?: StageRecord;
+  /** The last revision whose wave completed. */
+  lastGood?: string;
 }
 
 // The stop is `<revision> <free text>` rather than JSON: every value parses (a hand-edited
@@ -381,6 +439,8 @@ export function readWave(annotations: Labels | undefined): WaveState {
     stopped: parseStop(annotations?.[WAVE_STOPPED]),
     resumeRequested: (annotations?.[RESUME] ?? '') !== '',
     resumedAtMs: parseTime(annotations?.[RESUMED_AT]),
+    stage: parseStageRecord(annotations?.[WAVE_STAGE]),
+    lastGood: readLastGood(annotations),
   };
 }
 
@@ -392,11 +452,16 @@ export interface WaveInput {
   nowMs: number;
   /** Whether the webhook answers its readiness probe; heals wait for it (default true). */
   webhookReady?: boolean;
+  /** Whether the pods at the current revision are listed; gates wait for them (default true). */
+  podsSynced?: boolean;
 }
+
+/** Why the wave stopped: our rollout stalled, or the proxy failed the health gate. */
+export type StopReason = StallReason | 'proxy-failing';
 
 export interface StopDecision {
   owner: OwnerRef;
-  reason: StallReason;
+  reason: StopReason;
   detail: string;
 }
 
@@ -420,6 +485,14 @@ export interface WavePlan {
   report: WaveReportEntry[];
   /** The earliest time the plan may change with nothing else changing (a deadline, a back-off). */
   recheckAtMs: number | undefined;
+  /** The wave's stage once this plan is carried out, and one line on it. */
+  stage: WaveStage;
+  stageDetail: string;
+  /** A stage and the last good revision to record on the ConfigMap (auto mode only). */
+  record: StageRecord | undefined;
+  lastGood: string | undefined;
+  /** When restarts may next start, when a maintenance window holds them now. */
+  nextWindowMs: number | undefined;
 }
 
 interface Verdict {
@@ -431,6 +504,10 @@ interface Verdict {
   /** Whether this owner stops the wave. */
   stops?: boolean;
   recheckAtMs?: number;
+  /** The revision to restart to, when not the target (a rollback). */
+  revision?: string;
+  /** The restart is one of the wave's canaries. */
+  canary?: boolean;
 }
 
 interface Context {
@@ -536,58 +613,162 @@ function verdict(a: OwnerAssessment, ctx: Context): Verdict {
 interface Judged {
   a: OwnerAssessment;
   v: Verdict;
+  /** The health gate, for an owner its wave restarted. */
+  g: GateVerdict | undefined;
 }
 
-type GateReason = Extract<ReportReason, 'wave-stopped' | 'manual-mode' | 'budget'>;
+type HoldReason = Extract<
+  ReportReason,
+  'wave-stopped' | 'manual-mode' | 'budget' | 'window-closed'
+>;
 
 /** Why a candidate may not start now, or undefined when it may. */
-function gate(
+function holdOf(
   input: WaveInput,
-  stopped: boolean,
-  slots: number,
-): { action: Action; reason: GateReason } | undefined {
-  if (stopped) return { action: 'wait', reason: 'wave-stopped' };
+  kind: RestartKind,
+  open: { stopped: boolean; window: boolean; slots: number },
+): { action: Action; reason: HoldReason } | undefined {
+  // A rollback is how a stopped wave is undone, and it undoes a risk: no stop or window holds it.
+  if (open.stopped && kind !== 'rollback') return { action: 'wait', reason: 'wave-stopped' };
   if (input.rollout.mode === 'manual') return { action: 'skip', reason: 'manual-mode' };
-  if (slots <= 0) return { action: 'wait', reason: 'budget' };
+  if (!open.window && (kind === 'rollout' || kind === 'shed'))
+    return { action: 'wait', reason: 'window-closed' };
+  if (open.slots <= 0) return { action: 'wait', reason: 'budget' };
   return undefined;
 }
 
-const GATE_DETAIL: Record<GateReason, string> = {
-  'wave-stopped': 'the wave is stopped until the configuration changes or an admin resumes it',
-  'manual-mode': 'mode manual: `outrigger restart` restarts it',
-  budget: 'the budget of rollouts at once is spent',
-};
+function holdDetail(reason: HoldReason, nextWindowMs: number | undefined): string {
+  switch (reason) {
+    case 'wave-stopped':
+      return 'the wave is stopped until the configuration changes or an admin resumes it';
+    case 'manual-mode':
+      return 'mode manual: `outrigger restart` restarts it';
+    case 'budget':
+      return 'the budget of rollouts at once is spent';
+    case 'window-closed':
+      return nextWindowMs === undefined
+        ? 'outside every maintenance window'
+        : `outside the maintenance windows; the next opens at ${formatTime(nextWindowMs)}`;
+  }
+}
 
 /**
- * Turns restart candidates, in order, into restarts or waits: the wave's stop, the mode, then
- * the budget, which only restarts of ours still rolling use up: a rollout someone else started
- * or one that stalled would otherwise hold a slot for as long as it lasts.
+ * Turns restart candidates, in order, into restarts or waits: the wave's stop, the mode, the
+ * maintenance window, then the budget, which only restarts of ours still rolling use up: a
+ * rollout someone else started or one that stalled would otherwise hold a slot for as long as
+ * it lasts.
  */
-function admit(judged: readonly Judged[], input: WaveInput, stopped: boolean): Judged[] {
+function admit(
+  judged: readonly Judged[],
+  input: WaveInput,
+  stopped: boolean,
+  window: { open: boolean; nextOpenMs?: number },
+): Judged[] {
   let slots = input.rollout.maxConcurrent - judged.filter(({ a }) => a.inFlight && !a.stall).length;
-  return judged.map(({ a, v }) => {
-    if (!v.candidate) return { a, v };
-    const held = gate(input, stopped, slots);
+  return judged.map((j) => {
+    const { a, v, g } = j;
+    if (!v.candidate) return j;
+    const held = holdOf(input, v.candidate, { stopped, window: window.open, slots });
     if (!held) {
       slots -= 1;
-      return { a, v };
+      return j;
     }
-    const why = GATE_DETAIL[held.reason];
-    return { a, v: { action: held.action, reason: held.reason, detail: `${v.detail}; ${why}` } };
+    const why = holdDetail(held.reason, window.nextOpenMs);
+    const recheckAtMs = held.reason === 'window-closed' ? window.nextOpenMs : undefined;
+    return {
+      a,
+      g,
+      v: { action: held.action, reason: held.reason, detail: `${v.detail}; ${why}`, recheckAtMs },
+    };
   });
 }
 
 function restartsOf(judged: readonly Judged[]): RestartOrder[] {
-  return judged.flatMap(({ a, v }) =>
-    v.candidate ? [{ owner: a.owner, kind: v.candidate, revision: a.target }] : [],
-  );
+  return judged.flatMap(({ a, v }) => {
+    if (!v.candidate) return [];
+    const order: RestartOrder = {
+      owner: a.owner,
+      kind: v.candidate,
+      revision: v.revision ?? a.target,
+    };
+    if (v.canary) order.canary = true;
+    if (v.candidate === 'rollback') order.from = a.target;
+    return [order];
+  });
 }
 
 function stopOf(stopper: Judged | undefined): StopDecision | undefined {
-  const stall = stopper?.a.stall;
-  return stopper && stall
-    ? { owner: stopper.a.owner, reason: stall.reason, detail: stall.detail }
-    : undefined;
+  if (!stopper) return undefined;
+  if (stopper.v.reason === 'proxy-failing')
+    return { owner: stopper.a.owner, reason: 'proxy-failing', detail: stopper.v.detail };
+  const stall = stopper.a.stall;
+  return stall ? { owner: stopper.a.owner, reason: stall.reason, detail: stall.detail } : undefined;
+}
+
+/** Restarted by the current wave and still stamped with its revision. */
+const inWave = (a: OwnerAssessment): boolean =>
+  a.target !== NO_REVISION && a.restarted?.revision === a.target && a.pinned === a.target;
+
+/**
+ * The gate of an owner the wave restarted. A failure an admin's resume acknowledged (the
+ * restart came before the resume) no longer counts: the admin chose to go on.
+ */
+function gateOf(a: OwnerAssessment, ctx: Context, podsSynced: boolean): GateVerdict | undefined {
+  if (!inWave(a)) return undefined;
+  const g = judgeGate({ rollout: a.rollout, stall: a.stall, pods: a.revisionPods, podsSynced });
+  const acknowledged = ctx.resumedAtMs !== undefined && (a.restarted?.atMs ?? 0) <= ctx.resumedAtMs;
+  if (g.state !== 'failed' || !acknowledged) return g;
+  return { state: 'passed', detail: `${g.detail} (acknowledged by the resume)` };
+}
+
+/** A proxy in trouble stops the wave, like a stalled rollout of ours. */
+function gatedVerdict(v: Verdict, g: GateVerdict | undefined): Verdict {
+  if (g?.state !== 'failed' || !g.trouble || v.stops) return v;
+  return { action: 'stop', reason: 'proxy-failing', detail: g.detail, stops: true };
+}
+
+function stageOwner({ a, v, g }: Judged, revision: string): StageOwner {
+  return {
+    key: ownerKey(a.owner),
+    canaryEligible: a.canaryEligible,
+    canary: a.canary,
+    inWave: inWave(a),
+    gate: g,
+    candidate: v.candidate === 'rollback' ? undefined : v.candidate,
+    waiting: v.action === 'wait' && a.due?.kind === 'rollout',
+    following: a.following,
+    rollingBack: a.inFlight && a.rolledBackFrom === revision && a.restarted?.revision !== a.target,
+  };
+}
+
+/** What the stage holds back, starts as a canary, or rolls back. */
+function applyStage(judged: readonly Judged[], stage: StageDecision): Judged[] {
+  const rollback = new Set(stage.rollback?.keys ?? []);
+  const to = stage.rollback?.to ?? '';
+  return judged.map((j) => {
+    const { a, v, g } = j;
+    const key = ownerKey(a.owner);
+    if (rollback.has(key)) {
+      const detail = `the wave to ${a.target} failed its health gate; rolling back to ${to}`;
+      return {
+        a,
+        g,
+        v: { action: 'restart', reason: 'rollback', detail, candidate: 'rollback', revision: to },
+      };
+    }
+    if (stage.held.has(key))
+      return {
+        a,
+        g,
+        v: {
+          action: 'wait',
+          reason: 'canary-stage',
+          detail: `${v.detail}; held for the canary stage: ${stage.detail}`,
+        },
+      };
+    if (stage.canaries.has(key)) return { a, g, v: { ...v, canary: true } };
+    return j;
+  });
 }
 
 /** The earliest of the times given, or undefined when none is. */
@@ -600,44 +781,89 @@ export function earliest(times: readonly (number | undefined)[]): number | undef
 const isStale = (stop: WaveStop | undefined, revision: string): boolean =>
   stop !== undefined && stop.revision !== revision;
 
+type Writes = Pick<
+  WavePlan,
+  'restart' | 'complete' | 'stop' | 'resume' | 'clearStop' | 'record' | 'lastGood'
+>;
+
+/** What manual and dry-run modes write: nothing. */
+const NO_WRITES: Writes = {
+  restart: [],
+  complete: [],
+  stop: undefined,
+  resume: false,
+  clearStop: false,
+  record: undefined,
+  lastGood: undefined,
+};
+
+/** Each owner's verdict and, for those the wave restarted, its gate. */
+function judge(owners: readonly OwnerAssessment[], input: WaveInput, resuming: boolean): Judged[] {
+  const ctx: Context = {
+    rollout: input.rollout,
+    nowMs: input.nowMs,
+    resumedAtMs: resuming ? input.nowMs : input.wave.resumedAtMs,
+    webhookReady: input.webhookReady ?? true,
+  };
+  const podsSynced = input.podsSynced ?? true;
+  return owners.map((a): Judged => {
+    const g = gateOf(a, ctx, podsSynced);
+    return { a, g, v: gatedVerdict(verdict(a, ctx), g) };
+  });
+}
+
 export function planWave(input: WaveInput): WavePlan {
   const { rollout, wave, revision, nowMs } = input;
   const auto = rollout.mode === 'auto';
   // Manual and dry-run write nothing, so they cannot consume a resume; dry-run still reports
   // as though it had, since that is what auto would do.
   const resuming = wave.resumeRequested && rollout.mode !== 'manual';
-  const ctx: Context = {
-    rollout,
-    nowMs,
-    resumedAtMs: resuming ? nowMs : wave.resumedAtMs,
-    webhookReady: input.webhookReady ?? true,
-  };
   const inForce = !resuming && wave.stopped?.revision === revision;
   const owners = [...input.owners].sort((x, y) => compareOwners(x.owner, y.owner));
-  const considered = owners.map((a) => ({ a, v: verdict(a, ctx) }));
+  const considered = judge(owners, input, resuming);
   const stopper = considered.find(({ v }) => v.stops);
   const stopped = inForce || stopper !== undefined;
-  const judged = admit(considered, input, stopped);
-  return {
-    ...(auto
-      ? {
-          restart: restartsOf(judged),
-          complete: owners.filter((a) => a.completed).map((a) => a.owner),
-          // An in-force stop is already recorded; writing it again would be a write for nothing.
-          stop: inForce ? undefined : stopOf(stopper),
-          resume: resuming,
-          clearStop: !resuming && isStale(wave.stopped, revision),
-        }
-      : { restart: [], complete: [], stop: undefined, resume: false, clearStop: false }),
+  const stage = decideStage({
+    revision,
+    rollout,
+    // A resume starts the wave's stages again: the canaries are judged anew.
+    record: resuming ? undefined : wave.stage,
+    lastGood: wave.lastGood,
     stopped,
-    report: judged.map(({ a, v }) => ({
+    nowMs,
+    owners: considered.map((j) => stageOwner(j, revision)),
+  });
+  const window = windowState(rollout.windows, nowMs);
+  // Manual mode restarts nothing by itself, so it has no stages to hold owners back for.
+  const staged = rollout.mode === 'manual' ? considered : applyStage(considered, stage);
+  const judged = admit(staged, input, stopped, window);
+  const writes: Writes = {
+    restart: restartsOf(judged),
+    complete: owners.filter((a) => a.completed).map((a) => a.owner),
+    // An in-force stop is already recorded; writing it again would be a write for nothing.
+    stop: inForce ? undefined : stopOf(stopper),
+    resume: resuming,
+    clearStop: !resuming && isStale(wave.stopped, revision),
+    record: stage.record,
+    lastGood: stage.lastGood,
+  };
+  return {
+    ...(auto ? writes : NO_WRITES),
+    stopped,
+    report: judged.map(({ a, v, g }) => ({
       owner: a.owner,
       state: a.state,
       action: v.action,
       reason: v.reason,
       detail: v.detail,
+      gate: g,
+      pinned: a.pinned,
+      canary: a.canary || v.canary === true,
     })),
-    recheckAtMs: earliest(judged.map(({ v }) => v.recheckAtMs)),
+    recheckAtMs: earliest([...judged.map(({ v }) => v.recheckAtMs), stage.recheckAtMs]),
+    stage: stage.stage,
+    stageDetail: stage.detail,
+    nextWindowMs: window.open ? undefined : window.nextOpenMs,
   };
 }
 
@@ -684,6 +910,17 @@ function templatePatch(workload: Workload, order: RestartOrder, at: string): Pat
   return stampEquals(readStamp(workload), stamp) ? merge(base, nudge) : base;
 }
 
+/** The canary and rollback marks a restart sets, or clears when they no longer hold. */
+function waveMarks(workload: Workload, order: RestartOrder): Record<string, string | null> {
+  const had = workload.metadata?.annotations ?? {};
+  const marks: Record<string, string | null> = {};
+  if (order.canary) marks[CANARY_REVISION] = order.revision;
+  else if (had[CANARY_REVISION] !== undefined) marks[CANARY_REVISION] = null;
+  if (order.kind === 'rollback' && order.from) marks[ROLLED_BACK_FROM] = order.from;
+  else if (had[ROLLED_BACK_FROM] !== undefined) marks[ROLLED_BACK_FROM] = null;
+  return marks;
+}
+
 export interface RestartPatchInput {
   workload: Workload;
   order: RestartOrder;
@@ -701,6 +938,7 @@ export function restartPatch({ workload, order, nowMs }: RestartPatchInput): Pat
     [RESTARTED_REVISION]: order.revision,
     [RESTARTED_AT]: at,
     ...(order.kind === 'heal' ? { [HEALED_REVISION]: order.revision, [HEALED_AT]: at } : {}),
+    ...waveMarks(workload, order),
   };
   const rv = workload.metadata?.resourceVersion;
   const metadata = {
@@ -725,7 +963,8 @@ export interface WaveStopPatchInput {
 /** The stop as one line an admin can read in `kubectl get configmap -o yaml`. */
 export function waveStopPatch({ stop, revision, nowMs }: WaveStopPatchInput): Patch {
   const value = `${revision} ${ownerKey(stop.owner)} ${stop.reason} at ${formatTime(nowMs)}: ${stop.detail}`;
-  return { metadata: { annotations: { [WAVE_STOPPED]: value } } };
+  // The stage goes with the stop: a resume judges the canaries again from the start.
+  return { metadata: { annotations: { [WAVE_STOPPED]: value, [WAVE_STAGE]: null } } };
 }
 
 export function clearStopPatch(): Patch {
@@ -735,7 +974,12 @@ export function clearStopPatch(): Patch {
 export function resumePatch(nowMs: number): Patch {
   return {
     metadata: {
-      annotations: { [WAVE_STOPPED]: null, [RESUME]: null, [RESUMED_AT]: formatTime(nowMs) },
+      annotations: {
+        [WAVE_STOPPED]: null,
+        [RESUME]: null,
+        [RESUMED_AT]: formatTime(nowMs),
+        [WAVE_STAGE]: null,
+      },
     },
   };
 }

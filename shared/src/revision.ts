@@ -19,15 +19,25 @@ export function canonicalJson(value: unknown): string {
 
 export const REVISION_LENGTH = 10;
 
-export function configRevision(config: Config): string {
-  const relevant = {
+/** The part of a configuration that shapes injected pods: what a revision names. */
+export type RevisionContent = Pick<Config, 'proxy' | 'init' | 'nativeSidecar' | 'overrides'>;
+
+export function revisionContent(config: Config): RevisionContent {
+  return {
     proxy: config.proxy,
     init: config.init,
     nativeSidecar: config.nativeSidecar,
     overrides: config.overrides,
   };
+}
+
+export function contentRevision(content: RevisionContent): string {
   return createHash('sha256')
-    .update(canonicalJson(relevant))
+    .update(canonicalJson(content))
     .digest('hex')
     .slice(0, REVISION_LENGTH);
+}
+
+export function configRevision(config: Config): string {
+  return contentRevision(revisionContent(config));
 }

@@ -7,6 +7,7 @@ import {
   RESTARTED_REVISION,
   RESUME,
   RESUMED_AT,
+  WAVE_STAGE,
   WAVE_STOPPED,
   defaultConfig,
   isRecord,
@@ -177,9 +178,12 @@ const restarted = (revision: string, secondsAgo: number, extra: Record<string, s
   ...extra,
 });
 
+// These tests are about the budget, the order and the records: without a canary stage, which
+// shared/test/wave-stage.test.ts covers.
 function configWith(rollout: Partial<Config['rollout']> = {}): Config {
   const base = defaultConfig();
-  return { ...base, rollout: { ...base.rollout, ...rollout } };
+  const canary = { ...base.rollout.canary, count: 0 };
+  return { ...base, rollout: { ...base.rollout, canary, ...rollout } };
 }
 
 const noPods: PodCounts = { escaped: 0, outdated: 0, injected: 2 };
@@ -1019,7 +1023,14 @@ describe('the wave record on the ConfigMap', () => {
 
   it('a resume clears the stop and the request, and remembers when', () => {
     expect(resumePatch(NOW)).toEqual({
-      metadata: { annotations: { [WAVE_STOPPED]: null, [RESUME]: null, [RESUMED_AT]: iso(NOW) } },
+      metadata: {
+        annotations: {
+          [WAVE_STOPPED]: null,
+          [RESUME]: null,
+          [RESUMED_AT]: iso(NOW),
+          [WAVE_STAGE]: null,
+        },
+      },
     });
     expect(readWave({ [RESUMED_AT]: iso(NOW) }).resumedAtMs).toBe(NOW);
     expect(readWave({ [RESUMED_AT]: 'garbage' }).resumedAtMs).toBeUndefined();

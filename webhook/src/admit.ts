@@ -3,7 +3,9 @@
 
 import {
   CONFIG_REVISION,
+  chooseRevision,
   injectPod,
+  readStamp,
   isRecord,
   isStampedKind,
   admissionStampPatch,
@@ -13,6 +15,8 @@ import {
   type KubeObject,
   type NamespaceMeta,
   type PodLike,
+  type InjectionResult,
+  type RevisionChoice,
   type SkipReason,
 } from '@outrigger/shared';
 import { allow, type AdmissionRequest, type AdmissionResponse } from './review';
@@ -20,6 +24,11 @@ import { allow, type AdmissionRequest, type AdmissionResponse } from './review';
 /** Everything admission reads, replaced whole by the watchers, never mutated. */
 export interface AdmissionState {
   readonly snapshot: ConfigSnapshot;
+  /**
+   * The revisions of the history but the current one, each as the current configuration with
+   * that revision's injection part: what pods pinned to it get. Absent standalone.
+   */
+  readonly pinned?: ReadonlyMap<string, ConfigSnapshot>;
   /** Namespace metadata by name; undefined when running standalone, without the API. */
   readonly namespaces: ReadonlyMap<string, NamespaceMeta> | undefined;
   readonly nativeSidecarSupported: boolean;
@@ -40,6 +49,8 @@ export interface Admission {
   result: Outcome;
   /** The owner as the pod names it, for logs. */
   owner?: string;
+  /** Which revision rule gave the pod its configuration (pods only). */
+  revision?: { rule: RevisionChoice['rule']; revision: string; requested?: string };
 }
 
 const notHandled = (uid: string): Admission => ({
@@ -67,22 +78,19 @@ export function admitPod(req: AdmissionRequest, state: AdmissionState): Admissio
   )
     return notHandled(req.uid);
   const pod = req.object as PodLike;
+  const choice = chooseRevision(requestedRevision(req), state.snapshot, (r) =>
+    state.pinned?.get(r),
+  );
   const result = injectPod({
     pod,
-    snapshot: state.snapshot,
+    snapshot: choice.snapshot,
     namespaceName: req.namespace ?? pod.metadata?.namespace,
     namespace: namespaceOf(state, req.namespace),
     nativeSidecarSupported: state.nativeSidecarSupported,
     systemNamespace: state.systemNamespace,
   });
   const owner = `${result.owner.kind}/${result.owner.name}`;
-  if (result.injected) {
-    return {
-      response: allow(req.uid, result.patch, result.warnings),
-      result: { outcome: 'injected', reason: 'injected' },
-      owner,
-    };
-  }
+  if (result.injected) return injected(req.uid, result, choice, owner);
   // Every pod the webhook sees leaves with a mark, so the controller can tell a skipped pod
   // from one that escaped; except system namespaces, which are never mutated at all, and pods
   // the webhook cannot make sense of, which are left exactly as they came.
@@ -93,6 +101,31 @@ export function admitPod(req: AdmissionRequest, state: AdmissionState): Admissio
     result: { outcome: 'skipped', reason: result.reason },
     owner,
   };
+}
+
+function injected(
+  uid: string,
+  result: Extract<InjectionResult, { injected: true }>,
+  choice: RevisionChoice,
+  owner: string,
+): Admission {
+  const revision = {
+    rule: choice.rule,
+    revision: choice.snapshot.revision,
+    ...(choice.rule === 'fallback' ? { requested: choice.requested } : {}),
+  };
+  const warnings =
+    choice.rule === 'fallback' ? [...result.warnings, fallbackWarning(choice)] : result.warnings;
+  return {
+    response: allow(uid, result.patch, warnings),
+    result: { outcome: 'injected', reason: 'injected' },
+    owner,
+    revision,
+  };
+}
+
+function fallbackWarning(choice: Extract<RevisionChoice, { rule: 'fallback' }>): string {
+  return `the pod template is pinned to configuration revision ${choice.requested}, which the revision history no longer holds; injected with the current revision ${choice.snapshot.revision} (raise rollout.history to keep more revisions)`;
 }
 
 function isWorkloadWrite(req: AdmissionRequest): req is AdmissionRequest & { object: KubeObject } {
@@ -119,10 +152,20 @@ export function admitWorkload(req: AdmissionRequest, state: AdmissionState): Adm
   if (!name) return notHandled(req.uid);
   const object = { ...req.object, kind: req.kind.kind, metadata: { ...req.object.metadata, name } };
   const old = req.operation === 'UPDATE' ? req.oldObject : undefined;
-  const patch = admissionStampPatch(object, old, state.snapshot.revision);
+  const patch = admissionStampPatch(object, old, stampRevision(old, state));
   if (patch.length === 0)
     return { response: allow(req.uid), result: { outcome: 'unchanged', reason: 'stamp-current' } };
   return { response: allow(req.uid, patch), result: { outcome: 'stamped', reason: 'stamped' } };
+}
+
+/**
+ * The revision a workload write is stamped with: the current one, except that an update of an
+ * owner pinned to a revision the history still holds keeps it. The user's own change rolls the
+ * owner anyway; the wave, not that change, decides when it moves to a new proxy.
+ */
+function stampRevision(old: KubeObject | undefined, state: AdmissionState): string {
+  const pinned = old ? readStamp(old)?.revision : undefined;
+  return pinned !== undefined && state.pinned?.has(pinned) ? pinned : state.snapshot.revision;
 }
 
 /** The revision a pod's stamped template asks for, if any. */

@@ -2,8 +2,9 @@
 // store that validates each new version: an invalid one is refused with every error logged,
 // and the last good one stays in force.
 
-import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
-import { FilePoller, ResilientWatch } from '@outrigger/kube';
+import type { KubeConfig, V1ConfigMap } from '@kubernetes/client-node';
+import { FilePoller } from '@outrigger/kube';
+import { NamedConfigMap } from './named-config-map';
 import {
   CONFIG_MAP_KEY,
   canonicalJson,
@@ -132,33 +133,19 @@ export class FileConfigSource implements ConfigSource {
 }
 
 export class ConfigMapSource implements ConfigSource {
-  private readonly watch: ResilientWatch<V1ConfigMap>;
-  private readonly api: CoreV1Api;
+  private readonly configMap: NamedConfigMap;
   private readonly source: string;
 
   constructor(
     private readonly store: ConfigStore,
     kc: KubeConfig,
-    private readonly ref: ObjectRef,
+    ref: ObjectRef,
     deps: { logger: Logger; metrics: WebhookMetrics },
   ) {
-    this.api = kc.makeApiClient(CoreV1Api);
     this.source = `configmap ${ref.namespace}/${ref.name}`;
-    this.watch = new ResilientWatch<V1ConfigMap>({
-      kc,
-      path: `/api/v1/namespaces/${ref.namespace}/configmaps`,
-      fieldSelector: `metadata.name=${ref.name}`,
-      list: () =>
-        this.api.listNamespacedConfigMap({
-          namespace: ref.namespace,
-          fieldSelector: `metadata.name=${ref.name}`,
-        }),
-      onChange: (items) => this.take(items[0]),
-      onRestart: (reason) => deps.metrics.watchRestarts.inc({ resource: 'configmaps', reason }),
-      logger: deps.logger,
-      resource: this.source,
-      resyncMs: 5 * 60_000,
-    });
+    this.configMap = new NamedConfigMap(kc, ref, { ...deps, resource: 'configmaps' }, (cm) =>
+      this.take(cm),
+    );
   }
 
   private take(cm: V1ConfigMap | undefined): void {
@@ -174,62 +161,65 @@ export class ConfigMapSource implements ConfigSource {
   }
 
   start(): Promise<void> {
-    return this.watch.start();
+    return this.configMap.start();
   }
 
   async refresh(): Promise<void> {
     try {
-      this.take(
-        await this.api.readNamespacedConfigMap({
-          name: this.ref.name,
-          namespace: this.ref.namespace,
-        }),
-      );
+      await this.configMap.read();
     } catch (err) {
       this.store.unreadable(this.source, (err as Error).message);
     }
   }
 
   stop(): Promise<void> {
-    return this.watch.stop();
+    return this.configMap.stop();
   }
 }
 
 /**
- * Re-reads the configuration when a pod asks for a revision never held here (the controller
- * saw the new configuration first), at most once a second: the one API call allowed on the
- * admission path, and it keeps a wave from rolling pods onto the old revision.
+ * Re-reads the configuration and the revision history when a pod asks for a revision not held
+ * here (the controller saw the new configuration first), at most once a second: the one API
+ * call allowed on the admission path, and it keeps a wave from rolling pods onto the wrong
+ * revision.
  */
 const REFRESH_TIMEOUT_MS = 1000;
+
+export interface RefresherDeps {
+  /** Whether the revision is held here (in force once, or in the history). */
+  hasSeen: (revision: string) => boolean;
+  /** Reads the configuration and the history again. */
+  refresh: () => Promise<void>;
+  metrics: WebhookMetrics;
+  now?: () => number;
+}
 
 export class RevisionRefresher {
   private lastMs = -Infinity;
   private pending: Promise<void> | undefined;
+  private readonly now: () => number;
 
-  constructor(
-    private readonly store: ConfigStore,
-    private readonly source: ConfigSource,
-    private readonly metrics: WebhookMetrics,
-    private readonly now: () => number = Date.now,
-  ) {}
+  constructor(private readonly d: RefresherDeps) {
+    this.now = d.now ?? Date.now;
+  }
 
   async ensure(revision: string | undefined): Promise<void> {
-    if (revision === undefined || this.store.hasSeen(revision)) return;
+    if (revision === undefined || this.d.hasSeen(revision)) return;
     if (this.pending) return this.pending;
     if (this.now() - this.lastMs < 1000) {
-      this.metrics.configRefreshes.inc({ result: 'rate-limited' });
+      this.d.metrics.configRefreshes.inc({ result: 'rate-limited' });
       return;
     }
     this.lastMs = this.now();
     // Bounded: admission must answer within the webhook timeout even if the API server hangs;
     // the pod then gets the configuration held now.
     const timeout = new Promise<void>((resolve) => setTimeout(resolve, REFRESH_TIMEOUT_MS).unref());
-    this.pending = Promise.race([this.source.refresh(), timeout]).finally(
+    this.pending = Promise.race([this.d.refresh(), timeout]).finally(
       () => (this.pending = undefined),
     );
     await this.pending;
-    this.metrics.configRefreshes.inc({
-      result: this.store.hasSeen(revision) ? 'found' : 'not-found',
+    this.d.metrics.configRefreshes.inc({
+      result: this.d.hasSeen(revision) ? 'found' : 'not-found',
     });
   }
 }

@@ -20,6 +20,7 @@ function handle(message: ToWorker): void {
       ...c.state,
       // Frozen again here: injection shares the configuration's parts between patches.
       snapshot: makeSnapshot(c.state.snapshot.config),
+      pinned: new Map([...(c.state.pinned ?? [])].map(([r, p]) => [r, makeSnapshot(p.config)])),
     };
     seen = new Set(c.seen);
     onError = c.onError;

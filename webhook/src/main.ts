@@ -4,7 +4,12 @@
 import type { Server as HttpsServer } from 'node:https';
 import { CoreV1Api, VersionApi, type KubeConfig, type V1Namespace } from '@kubernetes/client-node';
 import { ResilientWatch, loadKubeConfig } from '@outrigger/kube';
-import type { NamespaceMeta } from '@outrigger/shared';
+import {
+  historyConfigMapName,
+  pinnedSnapshot,
+  type ConfigSnapshot,
+  type NamespaceMeta,
+} from '@outrigger/shared';
 import type { AdmissionState } from './admit';
 import {
   ConfigMapSource,
@@ -15,6 +20,7 @@ import {
   type ConfigSource,
 } from './config-source';
 import { BodyBudget } from './body';
+import { HistorySource } from './history-source';
 import { LargeBodyWorker } from './large-bodies';
 import { FlagError, USAGE, parseFlags, type WebhookFlags } from './flags';
 import { createLogger, type Logger } from './log';
@@ -186,7 +192,22 @@ interface Sources {
   version: () => number;
   configStore: ConfigStore;
   config: ConfigSource;
+  /** The revision history; absent without a ConfigMap to watch. */
+  history: HistorySource | undefined;
+  /** Whether the revision is held: in force once, or in the history. */
+  hasSeen: (revision: string) => boolean;
   tlsStore: TlsStore;
+}
+
+/** The history's snapshots but the current revision's: what pinned pods get. */
+function pinnedSnapshots(
+  snapshot: ConfigSnapshot,
+  history: HistorySource | undefined,
+): Map<string, ConfigSnapshot> {
+  const pinned = new Map<string, ConfigSnapshot>();
+  for (const [revision, content] of history?.contents ?? [])
+    if (revision !== snapshot.revision) pinned.set(revision, pinnedSnapshot(snapshot, content));
+  return pinned;
 }
 
 /** Starts the configuration, certificate and namespace sources; resolves once each has listed. */
@@ -199,6 +220,7 @@ async function startSources(
   let state: AdmissionState | undefined;
   let version = 0;
   const configStore = new ConfigStore(deps.logger, deps.metrics);
+  let history: HistorySource | undefined;
   const rebuild = (): void => {
     version++;
     const snapshot = configStore.current;
@@ -208,6 +230,7 @@ async function startSources(
       snapshot && (!kc || namespaces)
         ? {
             snapshot,
+            pinned: pinnedSnapshots(snapshot, history),
             namespaces: nsView,
             nativeSidecarSupported: native,
             systemNamespace: flags.systemNamespace,
@@ -216,6 +239,11 @@ async function startSources(
   };
   configStore.onChange(rebuild);
   const config = configSource(flags, configStore, kc, deps);
+  if (flags.configMap && kc && !flags.configFile) {
+    const { namespace, name } = flags.configMap;
+    const ref = { namespace, name: historyConfigMapName(name) };
+    history = new HistorySource(kc, ref, deps, rebuild);
+  }
   const tlsStore = new TlsStore(deps.logger, deps.metrics);
   const tls = tlsSource(flags, tlsStore, kc, deps);
   const nsWatch = kc
@@ -228,9 +256,20 @@ async function startSources(
     () => config.stop(),
     () => tls.stop(),
     async () => nsWatch?.stop(),
+    async () => history?.stop(),
   );
-  await Promise.all([config.start(), tls.start(), nsWatch?.start()]);
-  return { state: () => state, version: () => version, configStore, config, tlsStore };
+  await Promise.all([config.start(), tls.start(), nsWatch?.start(), history?.start()]);
+  const hasSeen = (r: string): boolean =>
+    configStore.hasSeen(r) || (history?.contents.has(r) ?? false);
+  return {
+    state: () => state,
+    version: () => version,
+    configStore,
+    config,
+    history,
+    hasSeen,
+    tlsStore,
+  };
 }
 
 async function start(
@@ -291,15 +330,25 @@ async function serveAdmission(
 ): Promise<HttpsServer> {
   const { flags, sources, pair, stops } = o;
   const { configStore } = sources;
-  const refresher = new RevisionRefresher(configStore, sources.config, deps.metrics);
+  const refresher = new RevisionRefresher({
+    hasSeen: sources.hasSeen,
+    refresh: async () => {
+      await Promise.all([sources.config.refresh(), sources.history?.refresh()]);
+    },
+    metrics: deps.metrics,
+  });
   const largeBodies = new LargeBodyWorker(
-    () => ({ state: sources.state(), seen: configStore.seenRevisions, onError: flags.onError }),
+    () => ({
+      state: sources.state(),
+      seen: [...configStore.seenRevisions, ...(sources.history?.contents.keys() ?? [])],
+      onError: flags.onError,
+    }),
     sources.version,
   );
   stops.push(() => largeBodies.stop());
   const handler = createAdmissionHandler({
     state: sources.state,
-    hasSeen: (r) => configStore.hasSeen(r),
+    hasSeen: sources.hasSeen,
     ensureRevision: (r) => refresher.ensure(r),
     largeBodies,
     metrics: deps.metrics,

@@ -13,6 +13,7 @@ export class WebhookMetrics {
   readonly watchRestarts: Counter<'resource' | 'reason'>;
   readonly internalErrors: Counter<'endpoint'>;
   readonly connectionsRefused: Counter;
+  readonly pinnedAdmissions: Counter<'rule'>;
 
   constructor(
     readonly registry: Registry = new Registry(),
@@ -74,11 +75,8 @@ export class WebhookMetrics {
       labelNames: ['endpoint'],
       registers,
     });
-    this.connectionsRefused = new Counter({
-      name: 'outrigger_webhook_connections_closed_at_cap_total',
-      help: 'Connections closed because --max-connections were open: the oldest idle one, or the new one when none was idle.',
-      registers,
-    });
+    this.pinnedAdmissions = pinnedCounter(registers);
+    this.connectionsRefused = connectionCounter(registers);
   }
 
   private readonly answered = new Map<
@@ -107,4 +105,21 @@ export class WebhookMetrics {
     this.configRevision.reset();
     this.configRevision.set({ revision }, 1);
   }
+}
+
+function pinnedCounter(registers: Registry[]): Counter<'rule'> {
+  return new Counter({
+    name: 'outrigger_webhook_pinned_admissions_total',
+    help: "Pods injected with a revision other than the current one, by rule: pinned (the template's revision, from the history) or fallback (the template's revision is no longer in the history: the current one, with a warning).",
+    labelNames: ['rule'],
+    registers,
+  });
+}
+
+function connectionCounter(registers: Registry[]): Counter {
+  return new Counter({
+    name: 'outrigger_webhook_connections_closed_at_cap_total',
+    help: 'Connections closed because --max-connections were open: the oldest idle one, or the new one when none was idle.',
+    registers,
+  });
 }

@@ -227,6 +227,18 @@ function admitted(
 ): void {
   const { outcome, reason } = answer.admission.result;
   deps.metrics.observe({ endpoint, outcome, reason }, seconds(start));
+  const revision = answer.admission.revision;
+  if (revision && revision.rule !== 'current') {
+    deps.metrics.pinnedAdmissions.inc({ rule: revision.rule });
+    if (revision.rule === 'fallback')
+      deps.logger.warn('pinned revision no longer in the history; injected the current one', {
+        uid: answer.request.uid,
+        namespace: answer.request.namespace,
+        owner: answer.admission.owner,
+        requested: revision.requested,
+        revision: revision.revision,
+      });
+  }
   // Checked first: winston builds the whole log entry before it filters by level.
   if (deps.logger.isDebugEnabled()) {
     deps.logger.debug('admission', {

@@ -129,7 +129,12 @@ describe('re-reading the configuration for an unseen revision', () => {
       },
     };
     let now = 10_000;
-    const refresher = new RevisionRefresher(store, source, metrics, () => now);
+    const refresher = new RevisionRefresher({
+      hasSeen: (r) => store.hasSeen(r),
+      refresh: () => source.refresh(),
+      metrics,
+      now: () => now,
+    });
     const held = store.current?.revision ?? '';
     await refresher.ensure(held);
     await refresher.ensure(undefined);

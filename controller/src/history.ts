@@ -1,0 +1,109 @@
+// The history reconcile: records the configuration in force in the revision history ConfigMap
+// (`<config-map>-history`, shared/src/revision-history.ts), which the webhook reads to give a
+// pod the revision its template is pinned to. Creates the ConfigMap the first time; afterwards
+// a merge patch that adds the new revision and drops the oldest beyond `rollout.history`, never
+// the last good one. Every write carries the resourceVersion it was decided on.
+
+import {
+  CoreV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1ConfigMap,
+} from '@kubernetes/client-node';
+import { isConflict, type ObjectRef } from '@outrigger/kube';
+import {
+  FIELD_MANAGER,
+  historyDataPatch,
+  readHistory,
+  readWave,
+  type Labels,
+} from '@outrigger/shared';
+import type { ConfigInForce } from './config-map';
+import type { Logger } from './log';
+import type { ControllerMetrics } from './metrics';
+import type { Result } from './queue';
+
+export const HISTORY_KEY = 'History';
+
+export interface HistoryDeps {
+  core: CoreV1Api;
+  ref: ObjectRef;
+  config: ConfigInForce | undefined;
+  /** The configuration ConfigMap's annotations: the last good revision is never dropped. */
+  configAnnotations: Labels | undefined;
+  history: V1ConfigMap | undefined;
+  clock: () => number;
+  acquireWrite: () => Promise<void>;
+  metrics: ControllerMetrics;
+  logger: Logger;
+}
+
+/** Problems already logged, so a resync of the same bad entry does not log it again. */
+const reported = new Set<string>();
+
+export async function reconcileHistory(d: HistoryDeps): Promise<Result> {
+  if (!d.config) return { done: true };
+  const history = readHistory(d.history?.data);
+  for (const problem of history.problems) {
+    if (reported.has(problem)) continue;
+    reported.add(problem);
+    d.logger.warn('revision history entry left out', {
+      configMap: `${d.ref.namespace}/${d.ref.name}`,
+      problem,
+    });
+  }
+  const lastGood = readWave(d.configAnnotations).lastGood;
+  const patch = historyDataPatch({
+    history: history.entries,
+    config: d.config.config,
+    revision: d.config.revision,
+    nowMs: d.clock(),
+    limit: d.config.config.rollout.history,
+    keep: lastGood ? [lastGood] : [],
+  });
+  if (!patch) return { done: true };
+  await d.acquireWrite();
+  try {
+    await write(d, patch);
+  } catch (err) {
+    d.metrics.historyWrites.inc({ outcome: 'failed' });
+    // Created or changed since our cache saw it: decide again once the watch has caught up.
+    if (isConflict(err)) return { requeueAfterMs: 1000 };
+    throw err;
+  }
+  d.metrics.historyWrites.inc({ outcome: 'recorded' });
+  d.metrics.writes.inc({ resource: 'configmaps', verb: d.history ? 'patch' : 'create' });
+  d.logger.info('revision recorded in the history', {
+    revision: d.config.revision,
+    dropped: Object.keys(patch).filter((k) => patch[k] === null),
+  });
+  return { done: true };
+}
+
+async function write(d: HistoryDeps, patch: Record<string, string | null>): Promise<void> {
+  const { namespace, name } = d.ref;
+  if (!d.history) {
+    const data = Object.fromEntries(
+      Object.entries(patch).filter((e): e is [string, string] => e[1] !== null),
+    );
+    await d.core.createNamespacedConfigMap({
+      namespace,
+      body: {
+        metadata: { name, namespace, labels: { 'app.kubernetes.io/part-of': 'outrigger' } },
+        data,
+      },
+      fieldManager: FIELD_MANAGER,
+    });
+    return;
+  }
+  const rv = d.history.metadata?.resourceVersion;
+  await d.core.patchNamespacedConfigMap(
+    {
+      name,
+      namespace,
+      body: { metadata: rv ? { resourceVersion: rv } : {}, data: patch },
+      fieldManager: FIELD_MANAGER,
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+}

@@ -1,0 +1,137 @@
+// The health gate an owner restarted by a wave must pass (DESIGN section 4, "Upgrades"): its
+// rollout completes, its pods at the wave's revision are Ready, and the proxy container in them
+// has not restarted and is not waiting in a back-off. Pure: the caller reads the pods.
+
+import { isRecord, type PodLike } from './k8s';
+import type { RolloutStatus } from './rollout-status';
+
+export const GATE_STATES = ['pending', 'passed', 'failed'] as const;
+export type GateState = (typeof GATE_STATES)[number];
+
+/** Waiting reasons that mean the container will not come up by itself soon. */
+export const BACKOFF_REASONS: readonly string[] = [
+  'CrashLoopBackOff',
+  'ImagePullBackOff',
+  'ErrImagePull',
+  'InvalidImageName',
+  'ErrImageNeverPull',
+  'CreateContainerConfigError',
+  'CreateContainerError',
+  'RunContainerError',
+];
+
+/** What is wrong with the proxy container in one pod. */
+export interface ProxyTrouble {
+  pod: string;
+  container: string;
+  /** A waiting reason (CrashLoopBackOff, ImagePullBackOff...) or `Restarted`. */
+  reason: string;
+  restarts: number;
+  /** The waiting message or the last termination, when the kubelet gave one. */
+  message: string;
+}
+
+/** The pods of one owner at the wave's revision. */
+export interface RevisionPods {
+  total: number;
+  ready: number;
+  /** The first proxy in trouble, if any. */
+  trouble: ProxyTrouble | undefined;
+}
+
+interface ContainerStatus {
+  name: string;
+  restartCount: number;
+  waiting?: { reason?: string; message?: string };
+  terminated?: { reason?: string; exitCode?: number };
+}
+
+const rec = (v: unknown): Record<string, unknown> => (isRecord(v) ? v : {});
+const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+function statusesOf(pod: PodLike): ContainerStatus[] {
+  const status = rec(pod.status);
+  const all = [status.initContainerStatuses, status.containerStatuses].flatMap((l) =>
+    Array.isArray(l) ? (l as unknown[]) : [],
+  );
+  return all.map((raw) => {
+    const s = rec(raw);
+    const state = rec(s.state);
+    const last = rec(rec(s.lastState).terminated);
+    const waiting = isRecord(state.waiting) ? state.waiting : undefined;
+    return {
+      name: text(s.name) ?? '',
+      restartCount: typeof s.restartCount === 'number' ? s.restartCount : 0,
+      waiting: waiting && { reason: text(waiting.reason), message: text(waiting.message) },
+      terminated:
+        isRecord(s.lastState) && isRecord(rec(s.lastState).terminated)
+          ? {
+              reason: text(last.reason),
+              exitCode: typeof last.exitCode === 'number' ? last.exitCode : undefined,
+            }
+          : undefined,
+    };
+  });
+}
+
+function lastExit(s: ContainerStatus): string {
+  if (!s.terminated) return '';
+  const code =
+    s.terminated.exitCode === undefined ? '' : ` with exit code ${s.terminated.exitCode}`;
+  return `last ended ${s.terminated.reason ?? 'Terminated'}${code}`;
+}
+
+/** The proxy container's trouble in one pod, if it has any. */
+export function proxyTrouble(pod: PodLike, proxyName: string): ProxyTrouble | undefined {
+  const s = statusesOf(pod).find((c) => c.name === proxyName);
+  if (!s) return undefined;
+  const base = { pod: pod.metadata?.name ?? '', container: proxyName, restarts: s.restartCount };
+  const reason = s.waiting?.reason;
+  if (reason !== undefined && BACKOFF_REASONS.includes(reason))
+    return { ...base, reason, message: s.waiting?.message ?? lastExit(s) };
+  if (s.restartCount > 0) return { ...base, reason: 'Restarted', message: lastExit(s) };
+  return undefined;
+}
+
+export function isPodReady(pod: PodLike): boolean {
+  const conditions = rec(pod.status).conditions;
+  if (!Array.isArray(conditions)) return false;
+  return conditions.some((c) => rec(c).type === 'Ready' && rec(c).status === 'True');
+}
+
+export function describeTrouble(t: ProxyTrouble): string {
+  const restarts = t.restarts > 0 ? `, restarted ${t.restarts} times` : '';
+  const message = t.message ? `: ${t.message}` : '';
+  return `container ${t.container} of pod ${t.pod} is ${t.reason === 'Restarted' ? 'restarting' : t.reason}${restarts}${message}`;
+}
+
+export interface GateInput {
+  rollout: RolloutStatus;
+  /** Our restart's stall (rollout stalled or past our deadline), if any. */
+  stall: { detail: string } | undefined;
+  pods: RevisionPods | undefined;
+  /** Whether the pods at the revision have been listed: a gate never passes on missing data. */
+  podsSynced: boolean;
+}
+
+export interface GateVerdict {
+  state: GateState;
+  detail: string;
+  trouble?: ProxyTrouble;
+}
+
+export function judgeGate(g: GateInput): GateVerdict {
+  const trouble = g.pods?.trouble;
+  if (trouble) return { state: 'failed', detail: describeTrouble(trouble), trouble };
+  if (g.stall) return { state: 'failed', detail: g.stall.detail };
+  if (g.rollout.state === 'progressing' || g.rollout.state === 'stalled')
+    return { state: 'pending', detail: `rollout not complete: ${g.rollout.detail}` };
+  if (!g.podsSynced)
+    return { state: 'pending', detail: 'the pods at the revision are not listed yet' };
+  const { total = 0, ready = 0 } = g.pods ?? {};
+  if (ready < total) return { state: 'pending', detail: `${ready} of ${total} pods Ready` };
+  return {
+    state: 'passed',
+    detail: `rollout complete, ${ready} of ${total} pods Ready, proxy not restarted`,
+  };
+}

@@ -1,0 +1,131 @@
+// The revision history: the accepted configurations a pod may still be pinned to. The controller
+// keeps it in a ConfigMap beside the configuration (`<name>-history`, one key per revision); the
+// webhook reads it to give a pod the revision its template is stamped with (DESIGN section 4,
+// "Pinned revisions"). Each entry holds only what a revision names (revisionContent), so an entry
+// of the default configuration is about 1.5 KiB and the 50 a history may keep fit many times in
+// the API's 1 MiB object limit; entries past HISTORY_MAX_BYTES are dropped oldest first anyway.
+
+import { readConfig, type Config } from './config';
+import { makeSnapshot, type ConfigSnapshot } from './inject';
+import { isRecord } from './k8s';
+import { formatTime, parseTime } from './time';
+import { canonicalJson, contentRevision, revisionContent, type RevisionContent } from './revision';
+
+/** The history ConfigMap's name, beside the configuration's. */
+export const historyConfigMapName = (configMapName: string): string => `${configMapName}-history`;
+
+/** Room left under the API server's 1 MiB object limit for metadata and encoding. */
+export const HISTORY_MAX_BYTES = 900 * 1024;
+
+export interface HistoryEntry {
+  revision: string;
+  acceptedAtMs: number;
+  content: RevisionContent;
+}
+
+export function encodeEntry(entry: HistoryEntry): string {
+  return canonicalJson({ acceptedAt: formatTime(entry.acceptedAtMs), content: entry.content });
+}
+
+function decodeEntry(revision: string, text: string): HistoryEntry | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return `entry ${revision} is not JSON`;
+  }
+  if (!isRecord(value)) return `entry ${revision} is not a JSON object`;
+  const acceptedAtMs = parseTime(typeof value.acceptedAt === 'string' ? value.acceptedAt : '');
+  const read = readConfig(isRecord(value.content) ? value.content : undefined);
+  if (!read.ok || acceptedAtMs === undefined)
+    return `entry ${revision} is not an accepted configuration with an acceptedAt time`;
+  const content = revisionContent(read.config);
+  // An entry must be what its key says: a hand edit cannot put other content under a revision.
+  if (contentRevision(content) !== revision)
+    return `entry ${revision} holds the configuration of revision ${contentRevision(content)}`;
+  return { revision, acceptedAtMs, content };
+}
+
+export interface History {
+  /** Newest first. */
+  entries: HistoryEntry[];
+  /** Entries that could not be read, each named; they are left out. */
+  problems: string[];
+}
+
+export function readHistory(data: Readonly<Record<string, string>> | undefined): History {
+  const entries: HistoryEntry[] = [];
+  const problems: string[] = [];
+  for (const [revision, text] of Object.entries(data ?? {})) {
+    const entry = decodeEntry(revision, text);
+    if (typeof entry === 'string') problems.push(entry);
+    else entries.push(entry);
+  }
+  entries.sort((a, b) => b.acceptedAtMs - a.acceptedAtMs || (a.revision < b.revision ? -1 : 1));
+  return { entries, problems };
+}
+
+export interface HistoryUpdate {
+  history: readonly HistoryEntry[];
+  config: Config;
+  revision: string;
+  nowMs: number;
+  /** How many entries to keep, the current one included. */
+  limit: number;
+  /** Revisions never dropped (the current one and the last that passed a wave). */
+  keep: readonly string[];
+}
+
+/**
+ * The merge patch of the history's `data` that records the configuration in force, or undefined
+ * when it is recorded already. Drops the oldest entries beyond the limit or the size bound,
+ * never one in `keep`.
+ */
+export function historyDataPatch(u: HistoryUpdate): Record<string, string | null> | undefined {
+  if (u.history.some((e) => e.revision === u.revision)) return undefined;
+  const added: HistoryEntry = {
+    revision: u.revision,
+    acceptedAtMs: u.nowMs,
+    content: revisionContent(u.config),
+  };
+  const kept = [added, ...u.history];
+  const patch: Record<string, string | null> = { [u.revision]: encodeEntry(added) };
+  let bytes = kept.reduce((n, e) => n + e.revision.length + encodeEntry(e).length, 0);
+  let count = kept.length;
+  for (const e of [...kept].reverse()) {
+    if (count <= u.limit && bytes <= HISTORY_MAX_BYTES) break;
+    if (e.revision === u.revision || u.keep.includes(e.revision)) continue;
+    patch[e.revision] = null;
+    count -= 1;
+    bytes -= e.revision.length + encodeEntry(e).length;
+  }
+  return patch;
+}
+
+/** The snapshot a pod pinned to an entry gets: the current settings, the entry's injection. */
+export function pinnedSnapshot(current: ConfigSnapshot, content: RevisionContent): ConfigSnapshot {
+  return makeSnapshot({ ...current.config, ...content });
+}
+
+/**
+ * Which configuration a pod gets (DESIGN section 4, "Pinned revisions"): the revision its
+ * template is stamped with while the history holds it; the current one when it is unstamped
+ * (bare pods, unstamped owners) or stamped with the current revision; and the current one, as
+ * a fallback the caller warns about, when the stamped revision is no longer (or not yet) known.
+ */
+export type RevisionChoice =
+  | { rule: 'current'; snapshot: ConfigSnapshot }
+  | { rule: 'pinned'; snapshot: ConfigSnapshot }
+  | { rule: 'fallback'; snapshot: ConfigSnapshot; requested: string };
+
+export function chooseRevision(
+  requested: string | undefined,
+  current: ConfigSnapshot,
+  pinned: (revision: string) => ConfigSnapshot | undefined,
+): RevisionChoice {
+  if (requested === undefined || requested === current.revision)
+    return { rule: 'current', snapshot: current };
+  const snapshot = pinned(requested);
+  if (snapshot) return { rule: 'pinned', snapshot };
+  return { rule: 'fallback', snapshot: current, requested };
+}

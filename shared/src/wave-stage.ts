@@ -1,0 +1,251 @@
+// The stage a wave is in, and what the stage allows (DESIGN section 4, "Upgrades"). A wave
+// restarts its canary owners first; once every canary passes the health gate it soaks, and only
+// when the canaries stayed healthy for the soak does the rest of the wave start. A failed gate
+// stops the wave, and with `onFailure: rollback` the owners the wave restarted go back to the
+// last revision whose wave completed. Everything a replacement leader needs is read back from
+// the cluster: the canaries carry CANARY_REVISION, the soak's start and the passing of the
+// canary stage are on the ConfigMap (WAVE_STAGE), so a leader change neither skips the soak
+// nor restarts a canary twice.
+
+import type { RolloutConfig } from './config';
+import type { GateVerdict } from './gate';
+import type { Labels } from './k8s';
+import { LAST_GOOD_REVISION, WAVE_STAGE } from './names';
+import { formatTime, parseTime } from './time';
+
+export const WAVE_STAGES = [
+  'canary',
+  'soaking',
+  'rolling',
+  'complete',
+  'stopped',
+  'rolling-back',
+  'rolled-back',
+] as const;
+export type WaveStage = (typeof WAVE_STAGES)[number];
+
+/** The stages worth recording: each is a fact a replacement leader could not derive. */
+export type RecordedStage = Extract<WaveStage, 'soaking' | 'rolling' | 'complete'>;
+const RECORDED: readonly string[] = ['soaking', 'rolling', 'complete'];
+
+export interface StageRecord {
+  revision: string;
+  stage: RecordedStage;
+  sinceMs: number;
+}
+
+export function parseStageRecord(value: string | undefined): StageRecord | undefined {
+  const [revision = '', stage = '', since = ''] = (value ?? '').trim().split(/\s+/);
+  const sinceMs = parseTime(since);
+  if (revision === '' || !RECORDED.includes(stage) || sinceMs === undefined) return undefined;
+  return { revision, stage: stage as RecordedStage, sinceMs };
+}
+
+export const formatStageRecord = (r: StageRecord): string =>
+  `${r.revision} ${r.stage} ${formatTime(r.sinceMs)}`;
+
+export function readLastGood(annotations: Labels | undefined): string | undefined {
+  const value = annotations?.[LAST_GOOD_REVISION]?.trim();
+  return value ? value : undefined;
+}
+
+/** The ConfigMap patch that records a stage, and the last good revision when the wave completed. */
+export function stagePatch(
+  record: StageRecord | undefined,
+  lastGood: string | undefined,
+): Record<string, unknown> {
+  return {
+    metadata: {
+      annotations: {
+        ...(record ? { [WAVE_STAGE]: formatStageRecord(record) } : {}),
+        ...(lastGood ? { [LAST_GOOD_REVISION]: lastGood } : {}),
+      },
+    },
+  };
+}
+
+/** What the stage decision needs to know of one owner. */
+export interface StageOwner {
+  key: string;
+  /** Matches the canary selectors. */
+  canaryEligible: boolean;
+  /** Restarted to the current revision as a canary of this wave. */
+  canary: boolean;
+  /** Restarted by this wave and still stamped with its revision: the gate watches it. */
+  inWave: boolean;
+  gate: GateVerdict | undefined;
+  /** A rollout or shed restart that may start now, budget and window permitting. */
+  candidate: 'rollout' | 'shed' | 'heal' | undefined;
+  /** Due for the revision but waiting on something outside the wave (someone else's rollout). */
+  waiting: boolean;
+  /** Our restart to the current revision is still rolling. */
+  following: boolean;
+  /** A rollback of ours from the current revision is still rolling. */
+  rollingBack: boolean;
+}
+
+export interface StageInput {
+  revision: string;
+  rollout: RolloutConfig;
+  record: StageRecord | undefined;
+  lastGood: string | undefined;
+  stopped: boolean;
+  nowMs: number;
+  /** In the planner's stable order. */
+  owners: readonly StageOwner[];
+}
+
+export interface StageDecision {
+  stage: WaveStage;
+  /** One line for `outrigger status` and logs. */
+  detail: string;
+  /** Rollout candidates this stage does not let start, by key. */
+  held: ReadonlySet<string>;
+  /** Candidates that start as canaries, by key. */
+  canaries: ReadonlySet<string>;
+  /** Owners to roll back, by key, and the revision to roll them back to. */
+  rollback: { keys: readonly string[]; to: string } | undefined;
+  /** A stage to record on the ConfigMap now. */
+  record: StageRecord | undefined;
+  /** The revision to record as the last good one now. */
+  lastGood: string | undefined;
+  recheckAtMs: number | undefined;
+}
+
+const NONE: Omit<StageDecision, 'stage' | 'detail'> = {
+  held: new Set(),
+  canaries: new Set(),
+  rollback: undefined,
+  record: undefined,
+  lastGood: undefined,
+  recheckAtMs: undefined,
+};
+
+function stoppedStage(i: StageInput): StageDecision {
+  const to =
+    i.rollout.onFailure === 'rollback' && i.lastGood !== undefined && i.lastGood !== i.revision
+      ? i.lastGood
+      : undefined;
+  if (to === undefined) {
+    const why =
+      i.rollout.onFailure === 'stop'
+        ? 'onFailure is stop'
+        : 'no earlier revision completed a wave, so there is nothing to roll back to';
+    return { ...NONE, stage: 'stopped', detail: `the wave to ${i.revision} is stopped; ${why}` };
+  }
+  const keys = i.owners.filter((o) => o.inWave).map((o) => o.key);
+  const busy = keys.length > 0 || i.owners.some((o) => o.rollingBack);
+  return {
+    ...NONE,
+    stage: busy ? 'rolling-back' : 'rolled-back',
+    detail: busy
+      ? `rolling ${keys.length} owners back from ${i.revision} to ${to}`
+      : `the owners the wave to ${i.revision} restarted are back on ${to}`,
+    rollback: keys.length > 0 ? { keys, to } : undefined,
+  };
+}
+
+/** Nothing left to restart, follow or judge: the wave is complete. */
+function isComplete(i: StageInput): boolean {
+  return !i.owners.some(
+    (o) =>
+      o.candidate === 'rollout' ||
+      o.candidate === 'shed' ||
+      o.waiting ||
+      o.following ||
+      (o.inWave && o.gate?.state !== 'passed'),
+  );
+}
+
+function completeStage(i: StageInput, record: StageRecord | undefined): StageDecision {
+  return {
+    ...NONE,
+    stage: 'complete',
+    detail: `every owner in scope runs ${i.revision}`,
+    record:
+      record?.stage === 'complete'
+        ? undefined
+        : { revision: i.revision, stage: 'complete', sinceMs: i.nowMs },
+    lastGood: i.lastGood === i.revision ? undefined : i.revision,
+  };
+}
+
+const rolling = (i: StageInput, record: StageRecord | undefined): StageDecision => ({
+  ...NONE,
+  stage: 'rolling',
+  detail: `restarting outdated owners, at most ${i.rollout.maxConcurrent} at once`,
+  record:
+    record?.stage === 'rolling' || record?.stage === 'complete'
+      ? undefined
+      : { revision: i.revision, stage: 'rolling', sinceMs: i.nowMs },
+});
+
+/** Every rollout candidate but the canaries waits for the canary stage to pass. */
+function holdAllBut(i: StageInput, canaries: ReadonlySet<string>): Set<string> {
+  return new Set(
+    i.owners.filter((o) => o.candidate === 'rollout' && !canaries.has(o.key)).map((o) => o.key),
+  );
+}
+
+function canaryStage(i: StageInput, record: StageRecord | undefined): StageDecision {
+  const { count, soakSeconds } = i.rollout.canary;
+  const restarted = i.owners.filter((o) => o.canary && o.inWave);
+  const slots = count - restarted.length;
+  const chosen = new Set(
+    i.owners
+      .filter((o) => o.candidate === 'rollout' && o.canaryEligible)
+      .slice(0, Math.max(0, slots))
+      .map((o) => o.key),
+  );
+  const held = holdAllBut(i, chosen);
+  if (chosen.size > 0)
+    return {
+      ...NONE,
+      stage: 'canary',
+      detail: `restarting canary owners (${restarted.length + chosen.size} of at most ${count})`,
+      held,
+      canaries: chosen,
+    };
+  // No owner matches the canary selectors: there is nothing to judge the revision by first.
+  if (restarted.length === 0) return rolling(i, record);
+  return soakStage(i, record, { restarted, held, soakSeconds });
+}
+
+/** Every canary restarted: they must pass the gate, then stay healthy for the soak. */
+function soakStage(
+  i: StageInput,
+  record: StageRecord | undefined,
+  c: { restarted: readonly StageOwner[]; held: ReadonlySet<string>; soakSeconds: number },
+): StageDecision {
+  const { restarted, held, soakSeconds } = c;
+  const pending = restarted.filter((o) => o.gate?.state !== 'passed');
+  const soaking = record?.stage === 'soaking';
+  if (pending.length > 0)
+    return {
+      ...NONE,
+      stage: soaking ? 'soaking' : 'canary',
+      detail: `waiting for ${pending.length} canary owners to pass the gate: ${pending[0]?.key}: ${pending[0]?.gate?.detail ?? 'not judged yet'}`,
+      held,
+    };
+  if (soakSeconds === 0) return rolling(i, record);
+  const sinceMs = soaking ? record.sinceMs : i.nowMs;
+  const endMs = sinceMs + soakSeconds * 1000;
+  if (i.nowMs >= endMs) return rolling(i, record);
+  return {
+    ...NONE,
+    stage: 'soaking',
+    detail: `${restarted.length} canary owners healthy; the rest of the wave starts at ${formatTime(endMs)} if they stay so`,
+    held,
+    record: soaking ? undefined : { revision: i.revision, stage: 'soaking', sinceMs },
+    recheckAtMs: endMs,
+  };
+}
+
+export function decideStage(i: StageInput): StageDecision {
+  if (i.stopped) return stoppedStage(i);
+  const record = i.record?.revision === i.revision ? i.record : undefined;
+  if (isComplete(i)) return completeStage(i, record);
+  if (record?.stage === 'rolling' || record?.stage === 'complete' || i.rollout.canary.count === 0)
+    return { ...rolling(i, record), record: undefined };
+  return canaryStage(i, record);
+}

@@ -1,0 +1,175 @@
+// Maintenance windows: when a wave may start restarts. Each window is a span of local time on
+// chosen days in an IANA time zone; a span whose end is not after its start runs past midnight
+// into the next day. No windows means always open. Pure: the caller passes the time.
+
+import { describe, list, oneOf, quote, str, struct, type Field } from './schema';
+
+export const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const;
+export type Weekday = (typeof WEEKDAYS)[number];
+
+export interface MaintenanceWindow {
+  days: Weekday[];
+  /** HH:MM, local time in `timeZone`. */
+  start: string;
+  /** HH:MM, or 24:00 for midnight at the end of the day. */
+  end: string;
+  timeZone: string;
+}
+
+const START = /^([01]\d|2[0-3]):[0-5]\d$/;
+const END = /^(([01]\d|2[0-3]):[0-5]\d|24:00)$/;
+
+const formats = new Map<string, Intl.DateTimeFormat>();
+
+function format(timeZone: string): Intl.DateTimeFormat {
+  let f = formats.get(timeZone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
+    formats.set(timeZone, f);
+  }
+  return f;
+}
+
+export function isTimeZone(name: string): boolean {
+  try {
+    format(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const timeZone: Field<string> = (r, v, p) => {
+  if (typeof v !== 'string' || v === '')
+    return r.fail(p, `must be an IANA time zone such as UTC or Europe/Berlin; got ${describe(v)}`);
+  if (!isTimeZone(v))
+    return r.fail(
+      p,
+      `is not a time zone this runtime knows; use an IANA name such as Europe/Berlin; got ${quote(v)}`,
+    );
+  return v;
+};
+
+const windowFields = struct<MaintenanceWindow>({
+  days: { read: list(oneOf(WEEKDAYS)), default: [...WEEKDAYS] },
+  start: { read: str(START, 'a local time HH:MM from 00:00 to 23:59') },
+  end: { read: str(END, 'a local time HH:MM from 00:00 to 24:00') },
+  timeZone: { read: timeZone, default: 'UTC' },
+});
+
+export const maintenanceWindow: Field<MaintenanceWindow> = (r, v, p) => {
+  const w = windowFields(r, v, p);
+  if (!w) return undefined;
+  if (w.start === undefined || w.end === undefined)
+    return r.fail(
+      p,
+      'must have start and end (HH:MM local time), such as start: "22:00", end: "04:00"',
+    );
+  if (minutes(w.start) === minutes(w.end))
+    return r.fail(
+      [...p, 'end'],
+      'must differ from start; for a whole day use start "00:00" and end "24:00"',
+    );
+  if (w.days.length === 0)
+    return r.fail([...p, 'days'], 'must name at least one day, such as [Sat, Sun]');
+  return w;
+};
+
+const minutes = (hhmm: string): number => {
+  const [h = '0', m = '0'] = hhmm.split(':');
+  return Number(h) * 60 + Number(m);
+};
+
+interface Local {
+  year: number;
+  month: number;
+  day: number;
+  /** Minutes since local midnight. */
+  minute: number;
+  /** 0 = Monday. */
+  weekday: number;
+}
+
+function local(ms: number, tz: string): Local {
+  const parts: Record<string, number> = {};
+  for (const p of format(tz).formatToParts(new Date(ms)))
+    if (p.type !== 'literal') parts[p.type] = Number(p.value);
+  const year = parts.year ?? 1970;
+  const month = parts.month ?? 1;
+  const day = parts.day ?? 1;
+  return {
+    year,
+    month,
+    day,
+    minute: (parts.hour ?? 0) * 60 + (parts.minute ?? 0),
+    weekday: (new Date(Date.UTC(year, month - 1, day)).getUTCDay() + 6) % 7,
+  };
+}
+
+/** The zone's offset from UTC at an instant, in milliseconds, to the minute. */
+function offsetMs(ms: number, tz: string): number {
+  const l = local(ms, tz);
+  const asUtc = Date.UTC(l.year, l.month - 1, l.day) + l.minute * 60_000;
+  return asUtc - Math.floor(ms / 60_000) * 60_000;
+}
+
+/**
+ * The instant a local date (a Date whose UTC fields are the local ones) and minute of day fall
+ * on; in a DST gap, the instant just after.
+ */
+function instant(date: Date, minute: number, tz: string): number {
+  const guess = date.getTime() + minute * 60_000;
+  const first = guess - offsetMs(guess, tz);
+  const second = guess - offsetMs(first, tz);
+  return second;
+}
+
+const dayOn = (w: MaintenanceWindow, weekday: number): boolean =>
+  w.days.includes(WEEKDAYS[((weekday % 7) + 7) % 7] ?? 'Mon');
+
+export interface WindowState {
+  open: boolean;
+  /** When open: when the window now open closes (undefined: no windows, always open). */
+  closesAtMs?: number;
+  /** When closed: when the next window opens. */
+  nextOpenMs?: number;
+}
+
+/** Every span of the window that starts on the local days from one before to eight after now. */
+function spans(w: MaintenanceWindow, nowMs: number): { from: number; to: number }[] {
+  const today = local(nowMs, w.timeZone);
+  const out: { from: number; to: number }[] = [];
+  for (let k = -1; k <= 8; k++) {
+    const date = new Date(Date.UTC(today.year, today.month - 1, today.day + k));
+    if (!dayOn(w, (date.getUTCDay() + 6) % 7)) continue;
+    const start = minutes(w.start);
+    const end = minutes(w.end);
+    const endDate = new Date(date.getTime() + (end > start ? 0 : 86_400_000));
+    out.push({ from: instant(date, start, w.timeZone), to: instant(endDate, end, w.timeZone) });
+  }
+  return out;
+}
+
+/** Whether a wave may start restarts at `nowMs`, and when that changes. */
+export function windowState(windows: readonly MaintenanceWindow[], nowMs: number): WindowState {
+  if (windows.length === 0) return { open: true };
+  const all = windows.flatMap((w) => spans(w, nowMs));
+  const open = all.filter((s) => s.from <= nowMs && nowMs < s.to);
+  if (open.length > 0) return { open: true, closesAtMs: Math.max(...open.map((s) => s.to)) };
+  const next = all.filter((s) => s.from > nowMs).map((s) => s.from);
+  return next.length > 0 ? { open: false, nextOpenMs: Math.min(...next) } : { open: false };
+}
+
+/** One line for logs and `outrigger status`: `Sat,Sun 01:00-05:00 Europe/Berlin`. */
+export function describeWindow(w: MaintenanceWindow): string {
+  return `${w.days.join(',')} ${w.start}-${w.end} ${w.timeZone}`;
+}

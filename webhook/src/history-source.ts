@@ -1,0 +1,64 @@
+// The revision history the controller keeps (`<config-map>-history`, one key per revision), as
+// the webhook holds it: the injection part of every accepted configuration a pod may still be
+// pinned to. Watched like the configuration; an entry that does not read back as what its key
+// says is left out with a log line, so a hand edit cannot put another proxy under a revision.
+
+import type { KubeConfig, V1ConfigMap } from '@kubernetes/client-node';
+import { readHistory, type RevisionContent } from '@outrigger/shared';
+import type { ObjectRef } from './flags';
+import type { Logger } from './log';
+import type { WebhookMetrics } from './metrics';
+import { NamedConfigMap } from './named-config-map';
+
+export class HistorySource {
+  private held: ReadonlyMap<string, RevisionContent> = new Map();
+  private readonly configMap: NamedConfigMap;
+  private readonly reported = new Set<string>();
+
+  constructor(
+    kc: KubeConfig,
+    private readonly ref: ObjectRef,
+    private readonly deps: { logger: Logger; metrics: WebhookMetrics },
+    private readonly onChange: () => void,
+  ) {
+    const resource = 'configmaps (history)';
+    this.configMap = new NamedConfigMap(kc, ref, { ...deps, resource }, (cm) => this.take(cm));
+  }
+
+  /** The injection part of each revision held, by revision. */
+  get contents(): ReadonlyMap<string, RevisionContent> {
+    return this.held;
+  }
+
+  private take(cm: V1ConfigMap | undefined): void {
+    const history = readHistory(cm?.data);
+    for (const problem of history.problems) {
+      if (this.reported.has(problem)) continue;
+      this.reported.add(problem);
+      this.deps.logger.warn('revision history entry left out', {
+        configMap: `${this.ref.namespace}/${this.ref.name}`,
+        problem,
+      });
+    }
+    this.held = new Map(history.entries.map((e) => [e.revision, e.content]));
+    this.onChange();
+  }
+
+  /** Resolves after the first list: a pinned pod must not be admitted before the history is in. */
+  start(): Promise<void> {
+    return this.configMap.start();
+  }
+
+  async refresh(): Promise<void> {
+    try {
+      await this.configMap.read();
+    } catch (err) {
+      // Not there yet (the controller writes it) or unreachable: keep what is held.
+      this.deps.logger.debug('revision history not read', { error: (err as Error).message });
+    }
+  }
+
+  stop(): Promise<void> {
+    return this.configMap.stop();
+  }
+}
