@@ -9,6 +9,9 @@ import {
   STAMPED,
   asWorkload,
   assessOwner,
+  countRevisionPod,
+  describeWindow,
+  formatTime,
   isStampedKind,
   ownerKey,
   planWave,
@@ -22,6 +25,7 @@ import {
   type PodCounts,
   type PodLike,
   type StampedKind,
+  type WaveStage,
 } from '@outrigger/shared';
 
 export { ESCAPED_POD_SELECTOR };
@@ -45,8 +49,15 @@ export interface FleetRow {
   /** Pods carrying the sidecar, of all the owner's pods. */
   injected: number;
   pods: number;
-  /** The revision in the template's stamp, if any. */
+  /** The revision in the template's stamp, if any: what new pods of this owner get. */
   revision: string | undefined;
+  /** The revisions the owner's injected pods run, with how many of each. */
+  running: Record<string, number>;
+  /** Restarted as a canary of the current wave. */
+  canary: boolean;
+  /** The health gate, for owners the current wave restarted: pending, passed or failed. */
+  gate: string | undefined;
+  gateDetail: string | undefined;
   state: OwnerState;
   /** What the controller does about it now, and why (the wave's report). */
   action: string;
@@ -62,17 +73,32 @@ export interface FleetStatus {
   rolling: number;
   /** Why the wave is stopped, or undefined when it is not. */
   stopped: string | undefined;
+  /** canary, soaking, rolling, complete, stopped, rolling-back or rolled-back. */
+  stage: WaveStage;
+  stageDetail: string;
+  /** The last revision whose wave completed: where a rollback returns to. */
+  lastGood: string | undefined;
+  /** The maintenance windows, and when the next opens while they hold restarts back. */
+  windows: string[];
+  nextWindow: string | undefined;
   rows: FleetRow[];
 }
 
 interface PodTally extends PodCounts {
   total: number;
+  running: Record<string, number>;
 }
 
 const isEscaped = (labels: Record<string, string>): boolean =>
   labels[STAMPED] === 'true' && labels[REVISION] === undefined && labels[SKIPPED] === undefined;
 
-function tallyPods(pods: readonly PodLike[], revision: string): Map<string, PodTally> {
+const noTally = (): PodTally => ({ total: 0, injected: 0, outdated: 0, escaped: 0, running: {} });
+
+function tallyPods(
+  pods: readonly PodLike[],
+  revision: string,
+  proxyName: string,
+): Map<string, PodTally> {
   const out = new Map<string, PodTally>();
   for (const pod of pods) {
     const meta = pod.metadata ?? {};
@@ -80,11 +106,16 @@ function tallyPods(pods: readonly PodLike[], revision: string): Map<string, PodT
     const owner = resolveOwner(pod);
     if (!isStampedKind(owner.kind)) continue;
     const key = ownerKey({ namespace: meta.namespace ?? '', kind: owner.kind, name: owner.name });
-    const t = out.get(key) ?? { total: 0, injected: 0, outdated: 0, escaped: 0 };
+    const t = out.get(key) ?? noTally();
     const labels = meta.labels ?? {};
+    const runs = labels[REVISION];
     t.total += 1;
-    if (labels[REVISION] !== undefined) t.injected += 1;
-    if (labels[REVISION] !== undefined && labels[REVISION] !== revision) t.outdated += 1;
+    if (runs !== undefined) {
+      t.injected += 1;
+      t.running[runs] = (t.running[runs] ?? 0) + 1;
+      if (runs !== revision) t.outdated += 1;
+      else t.atRevision = countRevisionPod(t.atRevision, pod, proxyName);
+    }
     if (isEscaped(labels)) t.escaped += 1;
     out.set(key, t);
   }
@@ -93,13 +124,13 @@ function tallyPods(pods: readonly PodLike[], revision: string): Map<string, PodT
 
 export function fleetStatus(input: FleetInput): FleetStatus {
   const namespaces = new Map(input.namespaces.map((n) => [n.name, n]));
-  const tallies = tallyPods(input.pods, input.revision);
+  const tallies = tallyPods(input.pods, input.revision, input.config.proxy.name);
   const owners = input.workloads.flatMap(({ kind, object }) => {
     const workload = asWorkload(object, kind);
     const namespace = namespaces.get(object.metadata?.namespace ?? '');
     if (!workload || !namespace) return [];
     const key = ownerKey({ namespace: namespace.name, kind, name: object.metadata?.name ?? '' });
-    const tally = tallies.get(key) ?? { total: 0, injected: 0, outdated: 0, escaped: 0 };
+    const tally = tallies.get(key) ?? noTally();
     const assessment = assessOwner({
       workload,
       namespace,
@@ -128,6 +159,10 @@ export function fleetStatus(input: FleetInput): FleetStatus {
         injected: o?.tally.injected ?? 0,
         pods: o?.tally.total ?? 0,
         revision: o ? readStamp(o.workload)?.revision : undefined,
+        running: o?.tally.running ?? {},
+        canary: e.canary,
+        gate: e.gate?.state,
+        gateDetail: e.gate?.detail,
         state: e.state,
         action: e.action,
         reason: e.reason,
@@ -141,13 +176,41 @@ export function fleetStatus(input: FleetInput): FleetStatus {
     maxConcurrent: input.config.rollout.maxConcurrent,
     rolling: owners.filter((o) => o.assessment.inFlight && !o.assessment.stall).length,
     stopped: plan.stopped ? (wave.stopped?.reason ?? 'a rollout stalled') : undefined,
+    stage: plan.stage,
+    stageDetail: plan.stageDetail,
+    lastGood: wave.lastGood,
+    windows: input.config.rollout.windows.map(describeWindow),
+    nextWindow: plan.nextWindowMs === undefined ? undefined : formatTime(plan.nextWindowMs),
     rows,
   };
 }
 
+const running = (r: FleetRow): string =>
+  Object.entries(r.running)
+    .map(([revision, n]) => `${revision}:${n}`)
+    .join(',') || '-';
+
+const gateCell = (r: FleetRow): string =>
+  r.gate ? `${r.gate}${r.canary ? ' (canary)' : ''}` : '-';
+
+function waveLines(status: FleetStatus): string {
+  const wave = status.stopped
+    ? `stopped: ${status.stopped} (resume: outrigger resume)`
+    : `${status.rolling} rolling of at most ${status.maxConcurrent}`;
+  const lines = [
+    `revision ${status.revision}, mode ${status.mode}, wave: ${wave}`,
+    `stage ${status.stage}: ${status.stageDetail}; last good revision ${status.lastGood ?? 'none yet'}`,
+  ];
+  if (status.windows.length > 0)
+    lines.push(
+      `maintenance windows ${status.windows.join('; ')}${status.nextWindow ? `; closed, the next opens at ${status.nextWindow}` : '; open now'}`,
+    );
+  return `${lines.join('\n')}\n`;
+}
+
 /** The table `outrigger status` prints; `wide` adds what the controller does and why. */
 export function formatFleet(status: FleetStatus, wide: boolean): string {
-  const head = ['NAMESPACE', 'KIND', 'NAME', 'INJECTED', 'REVISION', 'STATE'];
+  const head = ['NAMESPACE', 'KIND', 'NAME', 'INJECTED', 'PINNED', 'RUNNING', 'STATE', 'GATE'];
   const rows = status.rows.map((r) => {
     const base = [
       r.namespace,
@@ -155,7 +218,9 @@ export function formatFleet(status: FleetStatus, wide: boolean): string {
       r.name,
       `${r.injected}/${r.pods}`,
       r.revision ?? '-',
+      running(r),
       r.state,
+      gateCell(r),
     ];
     return wide ? [...base, r.action, r.reason, r.detail] : base;
   });
@@ -168,8 +233,5 @@ export function formatFleet(status: FleetStatus, wide: boolean): string {
       .join('  ')
       .trimEnd(),
   );
-  const wave = status.stopped
-    ? `stopped: ${status.stopped} (resume: outrigger resume)`
-    : `${status.rolling} rolling of at most ${status.maxConcurrent}`;
-  return `${lines.join('\n')}\n\nrevision ${status.revision}, mode ${status.mode}, wave: ${wave}\n`;
+  return `${lines.join('\n')}\n\n${waveLines(status)}`;
 }

@@ -22,6 +22,7 @@ export const EVENT_REASONS = [
   'WaveStopped',
   'WaveStage',
   'WaveComplete',
+  'WaveWaiting',
 ] as const;
 export type EventReason = (typeof EVENT_REASONS)[number];
 

@@ -9,12 +9,10 @@ import type { V1Pod } from '@kubernetes/client-node';
 import {
   ESCAPED_POD_SELECTOR,
   REVISION,
-  isPodReady,
+  countRevisionPod,
   isStampedKind,
-  proxyTrouble,
   resolveOwner,
   type PodLike,
-  type RevisionPods,
 } from '@outrigger/shared';
 import { ownerKey, type PodCounts } from '@outrigger/shared';
 
@@ -49,16 +47,6 @@ export interface PodSets {
 
 type Counted = 'escaped' | 'outdated' | 'injected';
 
-/** The gate's view of one more pod at the revision. */
-function atRevision(before: RevisionPods | undefined, pod: V1Pod, proxyName: string): RevisionPods {
-  const c = before ?? { total: 0, ready: 0, trouble: undefined };
-  return {
-    total: c.total + 1,
-    ready: c.ready + (isPodReady(pod as PodLike) ? 1 : 0),
-    trouble: c.trouble ?? proxyTrouble(pod as PodLike, proxyName),
-  };
-}
-
 /**
  * Counts per owner key from the two watched sets (pure), and the health of the pods at the
  * revision when the injected set holds them. Pods being deleted do not count.
@@ -86,7 +74,10 @@ export function countPods(
     if (key === undefined) continue;
     bump(key, 'injected');
     if (pod.metadata?.labels?.[REVISION] !== revision) bump(key, 'outdated');
-    else entry(key).atRevision = atRevision(entry(key).atRevision, pod, proxyName);
+    else {
+      const c = entry(key);
+      c.atRevision = countRevisionPod(c.atRevision, pod as PodLike, proxyName);
+    }
   }
   return counts;
 }

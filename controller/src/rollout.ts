@@ -46,6 +46,7 @@ import {
   type RestartOrder,
   type WavePlan,
   type WaveStage,
+  formatTime,
   stagePatch,
 } from '@outrigger/shared';
 import { noPods } from './pods';
@@ -236,6 +237,7 @@ export class WaveStep {
     else if (plan.clearStop) await this.patchConfigMap(clearStopPatch());
     if (plan.stop) await this.stop(plan, byKey, nowMs);
     if (plan.record || plan.lastGood) await this.recordStage(plan);
+    await this.reportWindow(plan);
     for (const owner of plan.complete)
       await this.owner(owner, nowMs, (w) => this.complete(w), byKey);
     for (const order of plan.restart)
@@ -426,6 +428,24 @@ export class WaveStep {
       reason: 'WaveStopped',
       message: `${ownerKey(stop.owner)} ${message}.${rollback}`,
       once: `${config.revision} ${nowMs}`,
+    });
+  }
+
+  /** Says once per revision and opening that restarts wait for a maintenance window. */
+  private async reportWindow(plan: WavePlan) {
+    const { deps, config } = this;
+    const opens = plan.nextWindowMs;
+    if (!plan.report.some((e) => e.reason === 'window-closed')) return;
+    const when =
+      opens === undefined
+        ? 'no window opens within a week'
+        : `the next opens at ${formatTime(opens)}`;
+    await deps.events.record({
+      subject: this.configMapSubject(),
+      type: 'Normal',
+      reason: 'WaveWaiting',
+      message: `restarts of the wave to revision ${config.revision} wait for a maintenance window: ${when}`,
+      once: `${config.revision} ${opens ?? 'never'}`,
     });
   }
 

@@ -83,11 +83,11 @@ export function seededRandom(seed: number): () => number {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Two slots, and deadlines far beyond a cycle: only a defect may stop the wave. */
+/** Two slots, deadlines far beyond a cycle, no canary stage: only a defect may stop the wave. */
 export function chaosConfigYaml(cycle: number): string {
   return (
     `proxy: {env: [{name: CHAOS_CYCLE, value: "${cycle}"}]}\n` +
-    'rollout: {maxConcurrent: 2, progressDeadlineSeconds: 600}\n'
+    'rollout: {maxConcurrent: 2, progressDeadlineSeconds: 600, canary: {count: 0}}\n'
   );
 }
 

@@ -9,6 +9,8 @@ export interface DeploymentOptions {
   labels?: Record<string, string>;
   /** More fields of the Deployment's spec, such as strategy or progressDeadlineSeconds. */
   spec?: Record<string, unknown>;
+  /** Labels of the Deployment itself (what rollout.canary.ownerSelector matches). */
+  ownerLabels?: Record<string, string>;
 }
 
 /** A Deployment `name` (pods labelled app=<name>, one container named like it) as YAML. */
@@ -17,7 +19,7 @@ export function deploymentYaml(name: string, o: DeploymentOptions = {}): string 
   return `
 apiVersion: apps/v1
 kind: Deployment
-metadata: {name: ${name}}
+metadata: {name: ${name}, labels: ${JSON.stringify(o.ownerLabels ?? {})}}
 spec:
   replicas: ${o.replicas ?? 1}
   selector: {matchLabels: {app: ${name}}}

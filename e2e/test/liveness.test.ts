@@ -37,10 +37,10 @@ import {
   type ControllerProcess,
 } from '../src';
 
-/** One slot, and a deadline far beyond the test: only a spin could stop the wave. */
+/** One slot, a deadline far beyond the test, no canary stage: only a spin could stop the wave. */
 const configYaml = (step: number): string =>
   `proxy: {env: [{name: E2E_STEP, value: "${step}"}]}\n` +
-  'rollout: {maxConcurrent: 1, progressDeadlineSeconds: 300}\n';
+  'rollout: {maxConcurrent: 1, progressDeadlineSeconds: 300, canary: {count: 0}}\n';
 const revisionOf = (yaml: string): string => makeSnapshot(mustParseConfig(yaml)).revision;
 
 /** Rolls for 25 s after its restart: its new pod counts as available only then. */

@@ -61,7 +61,11 @@ const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const PROXY = 'outrigger-proxy';
 const DEPLOYMENT_REVISION = 'deployment.kubernetes.io/revision';
 
-/** The configuration of each step; the env variable changes the revision, nothing else. */
+/**
+ * The configuration of each step; the env variable changes the revision, nothing else. No
+ * canary stage: these tests are about the budget and the records (e2e/test/progressive.test.ts
+ * is about the stages).
+ */
 function configYaml(step: number, maxConcurrent = 3, mode = 'auto'): string {
   return [
     'proxy:',
@@ -71,6 +75,7 @@ function configYaml(step: number, maxConcurrent = 3, mode = 'auto'): string {
     'rollout:',
     `  maxConcurrent: ${maxConcurrent}`,
     `  mode: ${mode}`,
+    '  canary: {count: 0}',
     '  progressDeadlineSeconds: 120',
     '  healBackoffSeconds: 5',
     '',

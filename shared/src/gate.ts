@@ -99,6 +99,20 @@ export function isPodReady(pod: PodLike): boolean {
   return conditions.some((c) => rec(c).type === 'Ready' && rec(c).status === 'True');
 }
 
+/** The gate's view of an owner's pods at the revision, with one more pod counted. */
+export function countRevisionPod(
+  before: RevisionPods | undefined,
+  pod: PodLike,
+  proxyName: string,
+): RevisionPods {
+  const c = before ?? { total: 0, ready: 0, trouble: undefined };
+  return {
+    total: c.total + 1,
+    ready: c.ready + (isPodReady(pod) ? 1 : 0),
+    trouble: c.trouble ?? proxyTrouble(pod, proxyName),
+  };
+}
+
 export function describeTrouble(t: ProxyTrouble): string {
   const restarts = t.restarts > 0 ? `, restarted ${t.restarts} times` : '';
   const message = t.message ? `: ${t.message}` : '';
