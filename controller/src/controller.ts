@@ -19,7 +19,6 @@ import {
   STAMPED_KINDS,
   asWorkload,
   historyConfigMapName,
-  type WaveStage,
   type KubeObject,
   type StampedKind,
   type Workload,
@@ -92,8 +91,8 @@ export class Controller {
   podsSynced: () => boolean = () => true;
   /** The revision history ConfigMap, as the watch last saw it. */
   private history: V1ConfigMap | undefined;
-  /** A wave is restarting owners or judging them: the gate needs the pods at its revision. */
-  private waveUnderWay = false;
+  /** The gate is judging owners of a wave: it needs the pods at the current revision. */
+  private gateJudging = false;
 
   private queue: WorkQueue | undefined;
   private readonly written = new Map<string, Written>();
@@ -220,11 +219,10 @@ export class Controller {
     for (const name of this.namespaces.keys()) this.queue?.add(namespaceKey(name));
   }
 
-  /** The wave step's stage: the pod watch widens while a wave runs and narrows after. */
-  private stageChanged(stage: WaveStage): void {
-    const underWay = stage === 'canary' || stage === 'soaking' || stage === 'rolling';
-    if (underWay === this.waveUnderWay) return;
-    this.waveUnderWay = underWay;
+  /** The pod watch widens while the gate judges owners of a wave, and narrows after. */
+  private judgingChanged(judging: boolean): void {
+    if (judging === this.gateJudging) return;
+    this.gateJudging = judging;
     this.choosePodSelector();
   }
 
@@ -235,7 +233,7 @@ export class Controller {
     const selector = injectedPodSelector(
       revision,
       config.rollout.restartOnOptOut,
-      this.waveUnderWay,
+      this.gateJudging,
     );
     if (selector === this.podSelector) return;
     this.podSelector = selector;
@@ -345,7 +343,7 @@ export class Controller {
         failures: this.failures,
         metrics,
         logger,
-        onStage: (stage) => this.stageChanged(stage),
+        onJudging: (judging) => this.judgingChanged(judging),
       },
       this.view(),
       config,

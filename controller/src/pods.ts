@@ -20,9 +20,9 @@ import { ownerKey, type PodCounts } from '@outrigger/shared';
 export function injectedPodSelector(
   revision: string,
   restartOnOptOut: boolean,
-  waveUnderWay = false,
+  judging = false,
 ): string {
-  return restartOnOptOut || waveUnderWay ? REVISION : `${REVISION},${REVISION}!=${revision}`;
+  return restartOnOptOut || judging ? REVISION : `${REVISION},${REVISION}!=${revision}`;
 }
 
 export { ESCAPED_POD_SELECTOR };

@@ -45,7 +45,6 @@ import {
   type ReportReason,
   type RestartOrder,
   type WavePlan,
-  type WaveStage,
   formatTime,
   stagePatch,
 } from '@outrigger/shared';
@@ -86,8 +85,11 @@ export interface WaveDeps {
   failures: Map<string, OwnerBackoff>;
   metrics: ControllerMetrics;
   logger: Logger;
-  /** Told the stage after every step: the controller widens its pod watch while a wave runs. */
-  onStage: (stage: WaveStage) => void;
+  /**
+   * Told after every step whether the health gate is judging any owner: the controller widens
+   * its pod watch to the pods at the current revision only while it is.
+   */
+  onJudging: (judging: boolean) => void;
 }
 
 /**
@@ -228,7 +230,7 @@ export class WaveStep {
     metrics.setOwnerStates(assessments.map((a) => a.state));
     metrics.waveStopped.set(plan.stopped ? 1 : 0);
     metrics.setStage(plan.stage);
-    this.deps.onStage(plan.stage);
+    this.deps.onJudging(plan.report.some((e) => e.gate !== undefined));
   }
 
   private async carryOut(plan: WavePlan, byKey: Map<string, Workload>, nowMs: number) {

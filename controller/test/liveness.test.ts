@@ -168,7 +168,7 @@ function harness(apps: AppsV1Api): Harness {
     acquireWrite: () => Promise.resolve(),
     onWrite: () => undefined,
     onWritten: () => undefined,
-    onStage: () => undefined,
+    onJudging: () => undefined,
     events,
     dryRunReported: new Set(),
     webhookReady: () => Promise.resolve(true),

@@ -806,8 +806,12 @@ function judge(owners: readonly OwnerAssessment[], input: WaveInput, resuming: b
     webhookReady: input.webhookReady ?? true,
   };
   const podsSynced = input.podsSynced ?? true;
+  // A completed wave judges no one any more: its owners passed, and a controller that kept
+  // judging them would have to keep every pod of the revision in view for ever.
+  const record = input.wave.stage;
+  const judging = !(record?.revision === input.revision && record.stage === 'complete');
   return owners.map((a): Judged => {
-    const g = gateOf(a, ctx, podsSynced);
+    const g = judging ? gateOf(a, ctx, podsSynced) : undefined;
     return { a, g, v: gatedVerdict(verdict(a, ctx), g) };
   });
 }

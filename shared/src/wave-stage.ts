@@ -153,7 +153,7 @@ function isComplete(i: StageInput): boolean {
       o.candidate === 'shed' ||
       o.waiting ||
       o.following ||
-      (o.inWave && o.gate?.state !== 'passed'),
+      (o.inWave && o.gate !== undefined && o.gate.state !== 'passed'),
   );
 }
 
@@ -206,8 +206,20 @@ function canaryStage(i: StageInput, record: StageRecord | undefined): StageDecis
       held,
       canaries: chosen,
     };
-  // No owner matches the canary selectors: there is nothing to judge the revision by first.
-  if (restarted.length === 0) return rolling(i, record);
+  if (restarted.length === 0) {
+    // A canary that is due but busy (someone else's rollout): wait for it rather than go on
+    // without a canary.
+    const busy = i.owners.find((o) => o.waiting && o.canaryEligible);
+    if (busy)
+      return {
+        ...NONE,
+        stage: 'canary',
+        detail: `waiting for canary ${busy.key}, whose own rollout is under way`,
+        held,
+      };
+    // No owner matches the canary selectors: there is nothing to judge the revision by first.
+    return rolling(i, record);
+  }
   return soakStage(i, record, { restarted, held, soakSeconds });
 }
 
