@@ -2,6 +2,7 @@
 // chosen days in an IANA time zone; a span whose end is not after its start runs past midnight
 // into the next day. No windows means always open. Pure: the caller passes the time.
 
+import { isRecord } from './k8s';
 import { describe, list, oneOf, quote, str, struct, type Field } from './schema';
 
 export const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const;
@@ -69,11 +70,13 @@ const windowFields = struct<MaintenanceWindow>({
 export const maintenanceWindow: Field<MaintenanceWindow> = (r, v, p) => {
   const w = windowFields(r, v, p);
   if (!w) return undefined;
-  if (w.start === undefined || w.end === undefined)
-    return r.fail(
-      p,
-      'must have start and end (HH:MM local time), such as start: "22:00", end: "04:00"',
-    );
+  if (w.start === undefined || w.end === undefined) {
+    // An invalid start or end was reported already; only a missing one is reported here.
+    const given = isRecord(v) ? v : {};
+    if (given.start == null || given.end == null)
+      r.fail(p, 'must have start and end (HH:MM local time), such as start: "22:00", end: "04:00"');
+    return undefined;
+  }
   if (minutes(w.start) === minutes(w.end))
     return r.fail(
       [...p, 'end'],
