@@ -60,6 +60,7 @@ export async function reconcileHistory(d: HistoryDeps): Promise<Result> {
     nowMs: d.clock(),
     limit: d.config.config.rollout.history,
     keep: lastGood ? [lastGood] : [],
+    invalid: history.invalid,
   });
   if (!patch) return { done: true };
   await d.acquireWrite();

@@ -271,9 +271,16 @@ export interface ConfigIssue {
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: ConfigIssue[] };
 
+/** A key written plainly after a dot; any other (a label key with dots) is quoted in brackets. */
+const PLAIN_KEY = /^[A-Za-z0-9_-]+$/;
+
 export function formatPath(path: readonly (string | number)[]): string {
   if (path.length === 0) return '.';
-  return path.map((k) => (typeof k === 'number' ? `[${k}]` : `.${k}`)).join('');
+  const step = (k: string | number): string => {
+    if (typeof k === 'number') return `[${k}]`;
+    return PLAIN_KEY.test(k) ? `.${k}` : `[${JSON.stringify(k)}]`;
+  };
+  return path.map(step).join('');
 }
 
 /** The typed error carried by every configuration failure, listing all issues. */
@@ -367,8 +374,10 @@ export function mustParseConfig(text: string, source?: string): Config {
 
 function pathOf(formatted: string): (string | number)[] {
   const out: (string | number)[] = [];
-  for (const m of formatted.matchAll(/\.([^.[\]]+)|\[(\d+)\]/g)) {
-    out.push(m[2] === undefined ? (m[1] ?? '') : Number(m[2]));
+  for (const m of formatted.matchAll(/\.([^.[\]]+)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]/g)) {
+    if (m[1] !== undefined) out.push(m[1]);
+    else if (m[2] !== undefined) out.push(Number(m[2]));
+    else out.push(JSON.parse(m[3] ?? '""') as string);
   }
   return out;
 }

@@ -678,7 +678,13 @@ function admit(
     return {
       a,
       g,
-      v: { action: held.action, reason: held.reason, detail: `${v.detail}; ${why}`, recheckAtMs },
+      v: {
+        action: held.action,
+        reason: held.reason,
+        detail: `${v.detail}; ${why}`,
+        recheckAtMs,
+        canary: v.canary,
+      },
     };
   });
 }

@@ -51,18 +51,23 @@ export interface History {
   entries: HistoryEntry[];
   /** Entries that could not be read, each named; they are left out. */
   problems: string[];
+  /** The keys of those entries: the next write of the history drops them. */
+  invalid: string[];
 }
 
 export function readHistory(data: Readonly<Record<string, string>> | undefined): History {
   const entries: HistoryEntry[] = [];
   const problems: string[] = [];
+  const invalid: string[] = [];
   for (const [revision, text] of Object.entries(data ?? {})) {
     const entry = decodeEntry(revision, text);
-    if (typeof entry === 'string') problems.push(entry);
-    else entries.push(entry);
+    if (typeof entry === 'string') {
+      problems.push(entry);
+      invalid.push(revision);
+    } else entries.push(entry);
   }
   entries.sort((a, b) => b.acceptedAtMs - a.acceptedAtMs || (a.revision < b.revision ? -1 : 1));
-  return { entries, problems };
+  return { entries, problems, invalid };
 }
 
 export interface HistoryUpdate {
@@ -74,6 +79,8 @@ export interface HistoryUpdate {
   limit: number;
   /** Revisions never dropped (the current one and the last that passed a wave). */
   keep: readonly string[];
+  /** Keys of entries that could not be read: dropped with this write. */
+  invalid?: readonly string[];
 }
 
 /**
@@ -90,6 +97,7 @@ export function historyDataPatch(u: HistoryUpdate): Record<string, string | null
   };
   const kept = [added, ...u.history];
   const patch: Record<string, string | null> = { [u.revision]: encodeEntry(added) };
+  for (const key of u.invalid ?? []) if (key !== u.revision) patch[key] = null;
   let bytes = kept.reduce((n, e) => n + e.revision.length + encodeEntry(e).length, 0);
   let count = kept.length;
   for (const e of [...kept].reverse()) {

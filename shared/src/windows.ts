@@ -130,10 +130,27 @@ function offsetMs(ms: number, tz: string): number {
  * on; in a DST gap, the instant just after.
  */
 function instant(date: Date, minute: number, tz: string): number {
-  const guess = date.getTime() + minute * 60_000;
-  const first = guess - offsetMs(guess, tz);
-  const second = guess - offsetMs(first, tz);
-  return second;
+  const wanted = date.getTime() + minute * 60_000;
+  const first = wanted - offsetMs(wanted, tz);
+  const second = wanted - offsetMs(first, tz);
+  const found = [first, second].filter((t) => wallMs(t, tz) === wanted);
+  if (found.length > 0) return Math.min(...found);
+  // The wall time does not exist (the clocks skipped it): the first minute after the gap, found
+  // by bisection between an instant before it and one after it.
+  let lo = Math.min(first, second);
+  let hi = Math.max(first, second);
+  if (wallMs(lo, tz) > wanted) return lo;
+  while (hi - lo > 60_000) {
+    const mid = lo + Math.floor((hi - lo) / 120_000) * 60_000;
+    if (wallMs(mid, tz) < wanted) lo = mid;
+    else hi = mid;
+  }
+  return hi;
+}
+
+/** The local wall-clock time of an instant, as milliseconds of a UTC date with the same fields. */
+function wallMs(ms: number, tz: string): number {
+  return Math.floor(ms / 60_000) * 60_000 + offsetMs(ms, tz);
 }
 
 const dayOn = (w: MaintenanceWindow, weekday: number): boolean =>
@@ -147,10 +164,15 @@ export interface WindowState {
   nextOpenMs?: number;
 }
 
+interface Span {
+  from: number;
+  to: number;
+}
+
 /** Every span of the window that starts on the local days from one before to eight after now. */
-function spans(w: MaintenanceWindow, nowMs: number): { from: number; to: number }[] {
+function spans(w: MaintenanceWindow, nowMs: number): Span[] {
   const today = local(nowMs, w.timeZone);
-  const out: { from: number; to: number }[] = [];
+  const out: Span[] = [];
   for (let k = -1; k <= 8; k++) {
     const date = new Date(Date.UTC(today.year, today.month - 1, today.day + k));
     if (!dayOn(w, (date.getUTCDay() + 6) % 7)) continue;
@@ -165,11 +187,23 @@ function spans(w: MaintenanceWindow, nowMs: number): { from: number; to: number 
 /** Whether a wave may start restarts at `nowMs`, and when that changes. */
 export function windowState(windows: readonly MaintenanceWindow[], nowMs: number): WindowState {
   if (windows.length === 0) return { open: true };
-  const all = windows.flatMap((w) => spans(w, nowMs));
+  // A span the clocks skipped entirely (a window inside the spring gap) is empty: never open.
+  const all = windows.flatMap((w) => spans(w, nowMs)).filter((s) => s.from < s.to);
   const open = all.filter((s) => s.from <= nowMs && nowMs < s.to);
-  if (open.length > 0) return { open: true, closesAtMs: Math.max(...open.map((s) => s.to)) };
+  if (open.length > 0) return { open: true, closesAtMs: closing(all, open) };
   const next = all.filter((s) => s.from > nowMs).map((s) => s.from);
   return next.length > 0 ? { open: false, nextOpenMs: Math.min(...next) } : { open: false };
+}
+
+/** When the open spans end, following spans that begin before (or as) the last one ends. */
+function closing(all: readonly Span[], open: readonly Span[]): number {
+  let end = Math.max(...open.map((s) => s.to));
+  for (let chained = true; chained;) {
+    const next = all.filter((s) => s.from <= end && s.to > end);
+    chained = next.length > 0;
+    if (chained) end = Math.max(...next.map((s) => s.to));
+  }
+  return end;
 }
 
 /** One line for logs and `outrigger status`: `Sat,Sun 01:00-05:00 Europe/Berlin`. */

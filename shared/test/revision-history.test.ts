@@ -79,7 +79,7 @@ describe('the history ConfigMap reads back what was written', () => {
       }),
     );
     const first = readHistory(data);
-    expect(first).toEqual({ entries: [entryOf(a, NOW)], problems: [] });
+    expect(first).toEqual({ entries: [entryOf(a, NOW)], problems: [], invalid: [] });
 
     const later = NOW + 60 * SECOND;
     data = applyDataPatch(
@@ -95,6 +95,7 @@ describe('the history ConfigMap reads back what was written', () => {
     expect(readHistory(data)).toEqual({
       entries: [entryOf(b, later), entryOf(a, NOW)],
       problems: [],
+      invalid: [],
     });
   });
 
@@ -135,8 +136,8 @@ describe('the history ConfigMap reads back what was written', () => {
   });
 
   it('reads no ConfigMap, or an empty one, as an empty history', () => {
-    expect(readHistory(undefined)).toEqual({ entries: [], problems: [] });
-    expect(readHistory({})).toEqual({ entries: [], problems: [] });
+    expect(readHistory(undefined)).toEqual({ entries: [], problems: [], invalid: [] });
+    expect(readHistory({})).toEqual({ entries: [], problems: [], invalid: [] });
   });
 
   it('orders entries accepted at the same second by revision, so every replica agrees', () => {
@@ -439,3 +440,23 @@ describe('chooseRevision', () => {
 function tagOrHash(value: string): string {
   return /^[0-9a-f]{10}$/.test(value) ? value : rev(value);
 }
+
+describe('entries that cannot be read', () => {
+  it('are dropped with the next write of the history', () => {
+    const config = defaultConfig();
+    const revision = configRevision(config);
+    const read = readHistory({ bogus: 'not json', [revision + 'x']: '{}' });
+    expect(new Set(read.invalid)).toEqual(new Set(['bogus', `${revision}x`]));
+    const patch = historyDataPatch({
+      history: read.entries,
+      config,
+      revision,
+      nowMs: 0,
+      limit: 10,
+      keep: [],
+      invalid: read.invalid,
+    });
+    expect(patch).toMatchObject({ bogus: null, [`${revision}x`]: null });
+    expect(typeof patch?.[revision]).toBe('string');
+  });
+});

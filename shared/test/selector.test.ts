@@ -280,16 +280,14 @@ describe('selectors in the configuration', () => {
     );
   });
 
-  // Label keys usually contain dots (app.kubernetes.io/name). The issue's path is formatted by
-  // joining keys with dots, and parseConfig finds the line by splitting that path on dots again
-  // (pathOf in config.ts), so it looks up .app, .kubernetes, .io/name, finds nothing, and the
-  // error comes without its line.
-  it.failing('names the line of a bad value under a label key with dots', () => {
+  // Label keys usually contain dots (app.kubernetes.io/name): such a key is quoted in brackets,
+  // so the path says where the value is and the error still finds its line.
+  it('names the path and line of a bad value under a label key with dots', () => {
     const result = parseConfig(withOwnerSelector('matchLabels:', '  app.kubernetes.io/name: 1'));
     if (result.ok) throw new Error('expected the configuration to be rejected');
-    // Got: { path: '.rollout.canary.ownerSelector.matchLabels.app.kubernetes.io/name', message }
-    // with no line.
-    expect(result.errors).toContainEqual(expect.objectContaining({ line: 5 }));
+    expect(result.errors).toContainEqual(
+      expect.objectContaining({ path: `${P}.matchLabels["app.kubernetes.io/name"]`, line: 5 }),
+    );
   });
 
   it('checks the namespace selector by the same rules', () => {
