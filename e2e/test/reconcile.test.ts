@@ -63,8 +63,8 @@ const DEPLOYMENT_REVISION = 'deployment.kubernetes.io/revision';
 
 /**
  * The configuration of each step; the env variable changes the revision, nothing else. No
- * canary stage: these tests are about the budget and the records (e2e/test/progressive.test.ts
- * is about the stages).
+ * canary stage and no rollback: these tests are about the budget, the records, and a stop an
+ * admin resumes past (e2e/test/progressive.test.ts is about the stages and the rollback).
  */
 function configYaml(step: number, maxConcurrent = 3, mode = 'auto'): string {
   return [
@@ -76,6 +76,7 @@ function configYaml(step: number, maxConcurrent = 3, mode = 'auto'): string {
     `  maxConcurrent: ${maxConcurrent}`,
     `  mode: ${mode}`,
     '  canary: {count: 0}',
+    '  onFailure: stop',
     '  progressDeadlineSeconds: 120',
     '  healBackoffSeconds: 5',
     '',

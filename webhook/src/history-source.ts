@@ -10,6 +10,9 @@ import type { Logger } from './log';
 import type { WebhookMetrics } from './metrics';
 import { NamedConfigMap } from './named-config-map';
 
+/** How long start-up waits for the history before serving without it. */
+export const HISTORY_WAIT_MS = 5000;
+
 export class HistorySource {
   private held: ReadonlyMap<string, RevisionContent> = new Map();
   private readonly configMap: NamedConfigMap;
@@ -44,9 +47,28 @@ export class HistorySource {
     this.onChange();
   }
 
-  /** Resolves after the first list: a pinned pod must not be admitted before the history is in. */
-  start(): Promise<void> {
-    return this.configMap.start();
+  /**
+   * Resolves after the first list, so a pinned pod is not admitted before the history is in; or
+   * after `waitMs`, with an error log, when the history cannot be listed (RBAC made by hand
+   * without it, say): the webhook then serves, pinned pods get the current revision, and the
+   * watch goes on trying. A webhook that never became ready would be the worse outage.
+   */
+  async start(waitMs = HISTORY_WAIT_MS): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), waitMs);
+    });
+    const first = await Promise.race([this.configMap.start(), late]);
+    clearTimeout(timer);
+    if (first !== 'late') return;
+    const { namespace, name } = this.ref;
+    this.deps.logger.error(
+      'the revision history is not readable; serving without it until it is: pods pinned to an earlier revision get the current one',
+      {
+        configMap: `${namespace}/${name}`,
+        fix: `grant the webhook's ServiceAccount get, list and watch on ConfigMap ${namespace}/${name} (the chart's Role does)`,
+      },
+    );
   }
 
   async refresh(): Promise<void> {
