@@ -84,30 +84,34 @@ export interface HistoryUpdate {
 }
 
 /**
- * The merge patch of the history's `data` that records the configuration in force, or undefined
- * when it is recorded already. Drops the oldest entries beyond the limit or the size bound,
- * never one in `keep`.
+ * The merge patch of the history's `data` that records the configuration in force and keeps the
+ * history within its bounds, or undefined when nothing needs writing. Drops the oldest entries
+ * beyond the limit or the size bound (never the current one or one in `keep`), and the entries
+ * that could not be read.
  */
 export function historyDataPatch(u: HistoryUpdate): Record<string, string | null> | undefined {
-  if (u.history.some((e) => e.revision === u.revision)) return undefined;
-  const added: HistoryEntry = {
+  const recorded = u.history.find((e) => e.revision === u.revision);
+  const current: HistoryEntry = recorded ?? {
     revision: u.revision,
     acceptedAtMs: u.nowMs,
     content: revisionContent(u.config),
   };
-  const kept = [added, ...u.history];
-  const patch: Record<string, string | null> = { [u.revision]: encodeEntry(added) };
+  const kept = [current, ...u.history.filter((e) => e !== recorded)];
+  const patch: Record<string, string | null> = recorded
+    ? {}
+    : { [u.revision]: encodeEntry(current) };
   for (const key of u.invalid ?? []) if (key !== u.revision) patch[key] = null;
-  let bytes = kept.reduce((n, e) => n + e.revision.length + encodeEntry(e).length, 0);
+  const size = (e: HistoryEntry): number => e.revision.length + encodeEntry(e).length;
+  let bytes = kept.reduce((n, e) => n + size(e), 0);
   let count = kept.length;
   for (const e of [...kept].reverse()) {
     if (count <= u.limit && bytes <= HISTORY_MAX_BYTES) break;
     if (e.revision === u.revision || u.keep.includes(e.revision)) continue;
     patch[e.revision] = null;
     count -= 1;
-    bytes -= e.revision.length + encodeEntry(e).length;
+    bytes -= size(e);
   }
-  return patch;
+  return Object.keys(patch).length > 0 ? patch : undefined;
 }
 
 /** The snapshot a pod pinned to an entry gets: the current settings, the entry's injection. */

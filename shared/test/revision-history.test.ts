@@ -460,3 +460,51 @@ describe('entries that cannot be read', () => {
     expect(typeof patch?.[revision]).toBe('string');
   });
 });
+
+describe('a lower limit', () => {
+  it('trims the history at once, without waiting for a new revision', () => {
+    const base = defaultConfig();
+    const configs = [1, 2, 3, 4].map((n) => ({
+      ...base,
+      proxy: { ...base.proxy, env: [{ name: 'STEP', value: String(n) }] },
+    }));
+    let data: Record<string, string> = {};
+    configs.forEach((config, i) => {
+      const patch = historyDataPatch({
+        history: readHistory(data).entries,
+        config,
+        revision: configRevision(config),
+        nowMs: NOW + i * 1000,
+        limit: 10,
+        keep: [],
+      });
+      data = Object.fromEntries(
+        Object.entries({ ...data, ...patch }).filter((e): e is [string, string] => e[1] !== null),
+      );
+    });
+    const current = configs[3] ?? base;
+    const trim = historyDataPatch({
+      history: readHistory(data).entries,
+      config: current,
+      revision: configRevision(current),
+      nowMs: NOW + 10_000,
+      limit: 2,
+      keep: [],
+    });
+    // the two oldest go; the current one is not written again
+    expect(trim).toEqual({
+      [configRevision(configs[0] ?? base)]: null,
+      [configRevision(configs[1] ?? base)]: null,
+    });
+    expect(
+      historyDataPatch({
+        history: readHistory(data).entries,
+        config: current,
+        revision: configRevision(current),
+        nowMs: NOW,
+        limit: 10,
+        keep: [],
+      }),
+    ).toBeUndefined();
+  });
+});
