@@ -10,6 +10,7 @@ import {
   asWorkload,
   assessOwner,
   countRevisionPod,
+  injectedContainerNames,
   describeWindow,
   formatTime,
   isStampedKind,
@@ -97,7 +98,7 @@ const noTally = (): PodTally => ({ total: 0, injected: 0, outdated: 0, escaped: 
 function tallyPods(
   pods: readonly PodLike[],
   revision: string,
-  proxyName: string,
+  names: { proxy: string; init?: string },
 ): Map<string, PodTally> {
   const out = new Map<string, PodTally>();
   for (const pod of pods) {
@@ -114,7 +115,7 @@ function tallyPods(
       t.injected += 1;
       t.running[runs] = (t.running[runs] ?? 0) + 1;
       if (runs !== revision) t.outdated += 1;
-      else t.atRevision = countRevisionPod(t.atRevision, pod, proxyName);
+      else t.atRevision = countRevisionPod(t.atRevision, pod, names);
     }
     if (isEscaped(labels)) t.escaped += 1;
     out.set(key, t);
@@ -124,7 +125,7 @@ function tallyPods(
 
 export function fleetStatus(input: FleetInput): FleetStatus {
   const namespaces = new Map(input.namespaces.map((n) => [n.name, n]));
-  const tallies = tallyPods(input.pods, input.revision, input.config.proxy.name);
+  const tallies = tallyPods(input.pods, input.revision, injectedContainerNames(input.config));
   const owners = input.workloads.flatMap(({ kind, object }) => {
     const workload = asWorkload(object, kind);
     const namespace = namespaces.get(object.metadata?.namespace ?? '');

@@ -19,6 +19,8 @@ import {
   STAMPED_KINDS,
   asWorkload,
   historyConfigMapName,
+  injectedContainerNames,
+  readStamp,
   type KubeObject,
   type StampedKind,
   type Workload,
@@ -290,6 +292,12 @@ export class Controller {
         config: this.config.inForce,
         configAnnotations: this.config.configMap?.metadata?.annotations,
         history: this.history,
+        inUse: new Set(
+          this.currentWorkloads().flatMap((w) => {
+            const pinned = readStamp(w)?.revision;
+            return pinned ? [pinned] : [];
+          }),
+        ),
         clock: this.clock,
         acquireWrite: () => this.acquireWrite(queue),
         metrics: this.o.metrics,
@@ -362,7 +370,7 @@ export class Controller {
       pods: countPods(
         { escaped: this.escapedPods.values(), injected: this.injectedPods.values() },
         inForce?.revision ?? '',
-        inForce?.config.proxy.name,
+        inForce && injectedContainerNames(inForce.config),
       ),
       // The gate reads the pods at the revision, which only the widened selector lists.
       podsSynced:

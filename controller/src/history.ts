@@ -32,6 +32,8 @@ export interface HistoryDeps {
   /** The configuration ConfigMap's annotations: the last good revision is never dropped. */
   configAnnotations: Labels | undefined;
   history: V1ConfigMap | undefined;
+  /** Revisions owners' templates are pinned to now: never dropped while in use. */
+  inUse: ReadonlySet<string>;
   clock: () => number;
   acquireWrite: () => Promise<void>;
   metrics: ControllerMetrics;
@@ -59,7 +61,7 @@ export async function reconcileHistory(d: HistoryDeps): Promise<Result> {
     revision: d.config.revision,
     nowMs: d.clock(),
     limit: d.config.config.rollout.history,
-    keep: lastGood ? [lastGood] : [],
+    keep: [...(lastGood ? [lastGood] : []), ...d.inUse],
     invalid: history.invalid,
   });
   if (!patch) return { done: true };

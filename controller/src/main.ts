@@ -56,10 +56,21 @@ class InjectedPods {
 
   constructor(private readonly d: WatchDeps) {}
 
-  /** Ready: no selector yet, or its watch has listed once. */
+  /** No selector yet, or the watch of the current one has listed once. */
   get hasSynced(): boolean {
     return this.current?.hasSynced ?? true;
   }
+
+  /**
+   * For readiness: the first watch has listed. A later switch of selector (the gate widening it)
+   * relists, but the controller is no less ready meanwhile: the gate waits for it on its own.
+   */
+  get hasListedOnce(): boolean {
+    if (this.current?.hasSynced) this.listedOnce = true;
+    return this.current === undefined || this.listedOnce;
+  }
+
+  private listedOnce = false;
 
   switchTo(selector: string): void {
     if (this.stopped) return;
@@ -102,7 +113,8 @@ export async function startController(
     ...certificateWatches(watchDeps),
   ];
   let stopping = false;
-  const ready = (): boolean => !stopping && watches.every((w) => w.hasSynced) && injected.hasSynced;
+  const ready = (): boolean =>
+    !stopping && watches.every((w) => w.hasSynced) && injected.hasListedOnce;
   const http: HttpServer = await startProbeServer(
     metrics.registry,
     { live: () => true, ready },

@@ -54,7 +54,7 @@ type Counted = 'escaped' | 'outdated' | 'injected';
 export function countPods(
   pods: PodSets,
   revision: string,
-  proxyName = 'outrigger-proxy',
+  names: { proxy: string; init?: string } = { proxy: 'outrigger-proxy' },
 ): Map<string, PodCounts> {
   const counts = new Map<string, PodCounts>();
   const entry = (key: string): PodCounts => {
@@ -76,7 +76,7 @@ export function countPods(
     if (pod.metadata?.labels?.[REVISION] !== revision) bump(key, 'outdated');
     else {
       const c = entry(key);
-      c.atRevision = countRevisionPod(c.atRevision, pod as PodLike, proxyName);
+      c.atRevision = countRevisionPod(c.atRevision, pod as PodLike, names);
     }
   }
   return counts;

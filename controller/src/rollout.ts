@@ -178,9 +178,12 @@ export class WaveStep {
     const { assessments, byKey } = assessAll(view, config, deps, nowMs);
     for (const key of deps.failures.keys()) if (!byKey.has(key)) deps.failures.delete(key);
     const input = {
-      // An owner whose restart was refused waits out its back-off outside the wave, so it
-      // does not hold a slot the next owner could use.
-      owners: assessments.filter((a) => !this.backingOff(a, nowMs)),
+      owners: assessments,
+      // An owner whose restart was refused waits out its back-off: it holds no slot the next
+      // owner could use, and a canary backing off still holds the canary stage.
+      backingOff: new Set(
+        assessments.filter((a) => this.backingOff(a, nowMs)).map((a) => ownerKey(a.owner)),
+      ),
       revision: config.revision,
       rollout: config.config.rollout,
       wave: readWave(view.configMap?.metadata?.annotations),
@@ -235,9 +238,14 @@ export class WaveStep {
 
   private async carryOut(plan: WavePlan, byKey: Map<string, Workload>, nowMs: number) {
     for (const e of plan.report) this.lastReport.set(ownerKey(e.owner), e);
-    if (plan.resume) await this.resume(nowMs);
-    else if (plan.clearStop) await this.patchConfigMap(clearStopPatch());
-    if (plan.stop) await this.stop(plan, byKey, nowMs);
+    // The restarts of this plan assume its stop or resume is on the ConfigMap: when the write
+    // met a stale cache, none of them is made; the step runs again once the watch caught up.
+    const recorded = plan.resume
+      ? await this.resume(nowMs)
+      : plan.stop
+        ? await this.stop(plan, byKey, nowMs)
+        : !plan.clearStop || (await this.patchConfigMap(clearStopPatch()));
+    if (!recorded) return;
     if (plan.record || plan.lastGood) await this.recordStage(plan);
     await this.reportWindow(plan);
     for (const owner of plan.complete)
@@ -397,10 +405,10 @@ export class WaveStep {
 
   private async stop(plan: WavePlan, byKey: Map<string, Workload>, nowMs: number) {
     const stop = plan.stop;
-    if (!stop) return;
+    if (!stop) return true;
     const { deps, config } = this;
     const ok = await this.patchConfigMap(waveStopPatch({ stop, revision: config.revision, nowMs }));
-    if (!ok) return;
+    if (!ok) return false;
     if (stop.reason !== 'proxy-failing') deps.metrics.stalls.inc({ reason: stop.reason });
     deps.metrics.gateFailures.inc({ reason: stop.reason });
     deps.logger.warn('the wave stopped: an owner failed the health gate', {
@@ -431,6 +439,7 @@ export class WaveStep {
       message: `${ownerKey(stop.owner)} ${message}.${rollback}`,
       once: `${config.revision} ${nowMs}`,
     });
+    return true;
   }
 
   /** Says once per revision and opening that restarts wait for a maintenance window. */
@@ -473,7 +482,7 @@ export class WaveStep {
 
   private async resume(nowMs: number) {
     const ok = await this.patchConfigMap(resumePatch(nowMs));
-    if (!ok) return;
+    if (!ok) return false;
     this.deps.logger.info('the wave resumed by the admin', { revision: this.config.revision });
     await this.deps.events.record({
       subject: this.configMapSubject(),
@@ -482,6 +491,7 @@ export class WaveStep {
       message: `the wave to revision ${this.config.revision} resumed`,
       once: String(nowMs),
     });
+    return true;
   }
 
   private wouldRestart(e: WaveReportEntry): void {

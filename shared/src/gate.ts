@@ -2,6 +2,7 @@
 // rollout completes, its pods at the wave's revision are Ready, and the proxy container in them
 // has not restarted and is not waiting in a back-off. Pure: the caller reads the pods.
 
+import type { Config } from './config';
 import { isRecord, type PodLike } from './k8s';
 import type { RolloutStatus } from './rollout-status';
 
@@ -81,11 +82,26 @@ function lastExit(s: ContainerStatus): string {
   return `last ended ${s.terminated.reason ?? 'Terminated'}${code}`;
 }
 
-/** The proxy container's trouble in one pod, if it has any. */
-export function proxyTrouble(pod: PodLike, proxyName: string): ProxyTrouble | undefined {
-  const s = statusesOf(pod).find((c) => c.name === proxyName);
-  if (!s) return undefined;
-  const base = { pod: pod.metadata?.name ?? '', container: proxyName, restarts: s.restartCount };
+/**
+ * The trouble of the containers injection adds (the proxy, and the init container that sets up
+ * redirection) in one pod, if either has any; the application's own containers are not judged.
+ */
+export function proxyTrouble(
+  pod: PodLike,
+  proxyName: string,
+  initName?: string,
+): ProxyTrouble | undefined {
+  const statuses = statusesOf(pod);
+  for (const name of initName ? [proxyName, initName] : [proxyName]) {
+    const s = statuses.find((c) => c.name === name);
+    const trouble = s && troubleOf(pod, s);
+    if (trouble) return trouble;
+  }
+  return undefined;
+}
+
+function troubleOf(pod: PodLike, s: ContainerStatus): ProxyTrouble | undefined {
+  const base = { pod: pod.metadata?.name ?? '', container: s.name, restarts: s.restartCount };
   const reason = s.waiting?.reason;
   if (reason !== undefined && BACKOFF_REASONS.includes(reason))
     return { ...base, reason, message: s.waiting?.message ?? lastExit(s) };
@@ -99,17 +115,31 @@ export function isPodReady(pod: PodLike): boolean {
   return conditions.some((c) => rec(c).type === 'Ready' && rec(c).status === 'True');
 }
 
+/** The names of the containers injection adds, whose trouble fails the gate. */
+export function injectedContainerNames(config: Config): { proxy: string; init?: string } {
+  return config.init.enabled
+    ? { proxy: config.proxy.name, init: config.init.name }
+    : { proxy: config.proxy.name };
+}
+
+/** Pods that ended (evicted, completed) are no pods of the owner's any more. */
+const ended = (pod: PodLike): boolean => {
+  const phase = rec(pod.status).phase;
+  return phase === 'Failed' || phase === 'Succeeded';
+};
+
 /** The gate's view of an owner's pods at the revision, with one more pod counted. */
 export function countRevisionPod(
   before: RevisionPods | undefined,
   pod: PodLike,
-  proxyName: string,
+  names: { proxy: string; init?: string },
 ): RevisionPods {
   const c = before ?? { total: 0, ready: 0, trouble: undefined };
+  if (ended(pod)) return c;
   return {
     total: c.total + 1,
     ready: c.ready + (isPodReady(pod) ? 1 : 0),
-    trouble: c.trouble ?? proxyTrouble(pod, proxyName),
+    trouble: c.trouble ?? proxyTrouble(pod, names.proxy, names.init),
   };
 }
 
@@ -121,6 +151,8 @@ export function describeTrouble(t: ProxyTrouble): string {
 
 export interface GateInput {
   rollout: RolloutStatus;
+  /** The pods the owner wants; when any, at least one must be seen Ready at the revision. */
+  desired: number;
   /** Our restart's stall (rollout stalled or past our deadline), if any. */
   stall: { detail: string } | undefined;
   pods: RevisionPods | undefined;
@@ -140,10 +172,17 @@ export function judgeGate(g: GateInput): GateVerdict {
   if (g.stall) return { state: 'failed', detail: g.stall.detail };
   if (g.rollout.state === 'progressing' || g.rollout.state === 'stalled')
     return { state: 'pending', detail: `rollout not complete: ${g.rollout.detail}` };
+  return podsVerdict(g);
+}
+
+/** Once the rollout is complete: every pod at the revision Ready, and one at least. */
+function podsVerdict(g: GateInput): GateVerdict {
   if (!g.podsSynced)
     return { state: 'pending', detail: 'the pods at the revision are not listed yet' };
   const { total = 0, ready = 0 } = g.pods ?? {};
   if (ready < total) return { state: 'pending', detail: `${ready} of ${total} pods Ready` };
+  if (g.desired > 0 && ready === 0)
+    return { state: 'pending', detail: 'no pod at the revision seen Ready yet' };
   return {
     state: 'passed',
     detail: `rollout complete, ${ready} of ${total} pods Ready, proxy not restarted`,

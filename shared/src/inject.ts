@@ -32,7 +32,12 @@ export interface ConfigSnapshot {
 }
 
 export function makeSnapshot(config: Config): ConfigSnapshot {
-  return Object.freeze({ config: deepFreeze(config), revision: configRevision(config) });
+  return frozenSnapshot(config, configRevision(config));
+}
+
+/** A snapshot under a revision given, for pinned pods (revision-history.ts). */
+export function frozenSnapshot(config: Config, revision: string): ConfigSnapshot {
+  return Object.freeze({ config: deepFreeze(config), revision });
 }
 
 function deepFreeze<T>(value: T): T {

@@ -49,6 +49,7 @@ import {
 } from './stamp';
 import {
   deadlineExceeded,
+  desiredPods,
   isOnDelete,
   rolloutStatus,
   type RolloutStatus,
@@ -167,6 +168,8 @@ export interface OwnerAssessment {
   rolledBackFrom: string | undefined;
   /** The owner's pods at the current revision, as counted for the gate. */
   revisionPods: RevisionPods | undefined;
+  /** The pods the owner wants (replicas, or a DaemonSet's nodes). */
+  desiredPods: number;
 }
 
 function readRestart(meta: { annotations?: Labels; labels?: Labels }): RestartRecord | undefined {
@@ -278,7 +281,9 @@ function recordsCompletion(input: OwnerInput, restarted: RestartRecord, target: 
 
 function canaryEligible(input: OwnerInput): boolean {
   const { namespaceSelector = {}, ownerSelector = {} } = input.config.rollout.canary;
+  // An owner with no pods proves nothing about the revision.
   return (
+    desiredPods(input.workload) > 0 &&
     matchesSelector(namespaceSelector, input.namespace.labels) &&
     matchesSelector(ownerSelector, input.workload.metadata?.labels)
   );
@@ -300,6 +305,7 @@ function facts(input: OwnerInput, inScope: boolean): Facts {
     canary: target !== NO_REVISION && annotations[CANARY_REVISION] === target,
     rolledBackFrom: annotations[ROLLED_BACK_FROM],
     revisionPods: input.pods.atRevision,
+    desiredPods: desiredPods(input.workload),
   };
 }
 
@@ -380,6 +386,7 @@ export const REPORT_REASONS = [
   'window-closed',
   'proxy-failing',
   'rollback',
+  'write-refused',
 ] as const;
 export type ReportReason = (typeof REPORT_REASONS)[number];
 
@@ -454,6 +461,11 @@ export interface WaveInput {
   webhookReady?: boolean;
   /** Whether the pods at the current revision are listed; gates wait for them (default true). */
   podsSynced?: boolean;
+  /**
+   * Owners (by ownerKey) whose last write the API server refused, backing off: a restart they
+   * are due waits, and counts as waiting (a canary backing off holds the canary stage).
+   */
+  backingOff?: ReadonlySet<string>;
 }
 
 /** Why the wave stopped: our rollout stalled, or the proxy failed the health gate. */
@@ -508,6 +520,8 @@ interface Verdict {
   revision?: string;
   /** The restart is one of the wave's canaries. */
   canary?: boolean;
+  /** The owner says the wave is stopped (it was rolled back from this revision). */
+  stopped?: boolean;
 }
 
 interface Context {
@@ -582,7 +596,29 @@ function escapedVerdict(a: OwnerAssessment, ctx: Context): Verdict {
   return { action: 'restart', reason: 'escaped', detail: a.detail, candidate: 'heal' };
 }
 
+/**
+ * Rolled back from the current revision by its failed wave, with no resume since: the wave is
+ * stopped for it, whether or not the stop's record on the ConfigMap is there to say so (a write
+ * that conflicted, a replacement controller whose cache has not caught up).
+ */
+function rolledBackHere(a: OwnerAssessment, ctx: Context): boolean {
+  if (a.rolledBackFrom !== a.target || a.target === NO_REVISION) return false;
+  const at = a.restarted?.atMs ?? 0;
+  return ctx.resumedAtMs === undefined || ctx.resumedAtMs < at;
+}
+
 function verdict(a: OwnerAssessment, ctx: Context): Verdict {
+  if (a.due && rolledBackHere(a, ctx))
+    return {
+      action: 'wait',
+      reason: 'wave-stopped',
+      detail: `rolled back from ${a.target} by its failed wave; waits for a resume or a new revision`,
+      stopped: true,
+    };
+  return stateVerdict(a, ctx);
+}
+
+function stateVerdict(a: OwnerAssessment, ctx: Context): Verdict {
   switch (a.state) {
     case 'current':
       return { action: 'none', reason: 'current', detail: a.detail };
@@ -705,10 +741,11 @@ function restartsOf(judged: readonly Judged[]): RestartOrder[] {
 
 function stopOf(stopper: Judged | undefined): StopDecision | undefined {
   if (!stopper) return undefined;
-  if (stopper.v.reason === 'proxy-failing')
-    return { owner: stopper.a.owner, reason: 'proxy-failing', detail: stopper.v.detail };
   const stall = stopper.a.stall;
-  return stall ? { owner: stopper.a.owner, reason: stall.reason, detail: stall.detail } : undefined;
+  if (stall && stopper.v.reason === stall.reason)
+    return { owner: stopper.a.owner, reason: stall.reason, detail: stall.detail };
+  const reason = stopper.v.reason === 'proxy-failing' ? 'proxy-failing' : 'deadline-exceeded';
+  return { owner: stopper.a.owner, reason, detail: stopper.v.detail };
 }
 
 /** Restarted by the current wave and still stamped with its revision. */
@@ -721,16 +758,56 @@ const inWave = (a: OwnerAssessment): boolean =>
  */
 function gateOf(a: OwnerAssessment, ctx: Context, podsSynced: boolean): GateVerdict | undefined {
   if (!inWave(a)) return undefined;
-  const g = judgeGate({ rollout: a.rollout, stall: a.stall, pods: a.revisionPods, podsSynced });
+  const g = pastDeadline(
+    judgeGate({
+      rollout: a.rollout,
+      stall: a.stall,
+      pods: a.revisionPods,
+      podsSynced,
+      desired: a.desiredPods,
+    }),
+    a,
+    { ...ctx, podsSynced },
+  );
   const acknowledged = ctx.resumedAtMs !== undefined && (a.restarted?.atMs ?? 0) <= ctx.resumedAtMs;
   if (g.state !== 'failed' || !acknowledged) return g;
   return { state: 'passed', detail: `${g.detail} (acknowledged by the resume)` };
 }
 
-/** A proxy in trouble stops the wave, like a stalled rollout of ours. */
-function gatedVerdict(v: Verdict, g: GateVerdict | undefined): Verdict {
-  if (g?.state !== 'failed' || !g.trouble || v.stops) return v;
-  return { action: 'stop', reason: 'proxy-failing', detail: g.detail, stops: true };
+/** When a pending gate fails: progressDeadlineSeconds after the restart, as a rollout would. */
+const gateDeadlineMs = (a: OwnerAssessment, ctx: Context): number | undefined =>
+  a.restarted?.atMs === undefined
+    ? undefined
+    : a.restarted.atMs + ctx.rollout.progressDeadlineSeconds * 1000 + 1;
+
+/**
+ * A gate still pending past the deadline fails: pods that never become Ready after a complete
+ * rollout (unschedulable, not ready) would otherwise hold the wave, neither going on nor stopping.
+ */
+function pastDeadline(
+  g: GateVerdict,
+  a: OwnerAssessment,
+  ctx: Context & { podsSynced: boolean },
+): GateVerdict {
+  const at = gateDeadlineMs(a, ctx);
+  // Pending because the controller has not listed the pods says nothing about the owner.
+  if (g.state !== 'pending' || !ctx.podsSynced || at === undefined || ctx.nowMs < at) return g;
+  const seconds = ctx.rollout.progressDeadlineSeconds;
+  return { state: 'failed', detail: `not healthy ${seconds}s after the restart: ${g.detail}` };
+}
+
+/** A failed gate stops the wave, like a stalled rollout of ours; a pending one is looked at again by its deadline. */
+function gatedVerdict(
+  v: Verdict,
+  g: GateVerdict | undefined,
+  a: OwnerAssessment,
+  ctx: Context,
+): Verdict {
+  if (g?.state === 'pending')
+    return { ...v, recheckAtMs: earliest([v.recheckAtMs, gateDeadlineMs(a, ctx)]) };
+  if (g?.state !== 'failed' || v.stops) return v;
+  const reason = g.trouble ? 'proxy-failing' : 'deadline-exceeded';
+  return { action: 'stop', reason, detail: g.detail, stops: true };
 }
 
 function stageOwner({ a, v, g }: Judged, revision: string): StageOwner {
@@ -742,6 +819,8 @@ function stageOwner({ a, v, g }: Judged, revision: string): StageOwner {
     gate: g,
     candidate: v.candidate === 'rollback' ? undefined : v.candidate,
     waiting: v.action === 'wait' && a.due?.kind === 'rollout',
+    busy:
+      v.action === 'wait' && (v.reason === 'rollout-in-progress' || v.reason === 'write-refused'),
     following: a.following,
     rollingBack: a.inFlight && a.rolledBackFrom === revision && a.restarted?.revision !== a.target,
   };
@@ -814,11 +893,25 @@ function judge(owners: readonly OwnerAssessment[], input: WaveInput, resuming: b
   const podsSynced = input.podsSynced ?? true;
   // A completed wave judges no one any more: its owners passed, and a controller that kept
   // judging them would have to keep every pod of the revision in view for ever.
+  // Nor does a stopped one: its verdict is in, and the pod watch need not stay wide for it.
   const record = input.wave.stage;
-  const judging = !(record?.revision === input.revision && record.stage === 'complete');
+  const complete = record?.revision === input.revision && record.stage === 'complete';
+  const stopped = !resuming && input.wave.stopped?.revision === input.revision;
+  const judging = !complete && !stopped;
   return owners.map((a): Judged => {
     const g = judging ? gateOf(a, ctx, podsSynced) : undefined;
-    return { a, g, v: gatedVerdict(verdict(a, ctx), g) };
+    const v = gatedVerdict(verdict(a, ctx), g, a, ctx);
+    if (v.candidate && input.backingOff?.has(ownerKey(a.owner)))
+      return {
+        a,
+        g,
+        v: {
+          action: 'wait',
+          reason: 'write-refused',
+          detail: `${v.detail}; the API server refused its last patch, tried again after a back-off`,
+        },
+      };
+    return { a, g, v };
   });
 }
 
@@ -832,7 +925,7 @@ export function planWave(input: WaveInput): WavePlan {
   const owners = [...input.owners].sort((x, y) => compareOwners(x.owner, y.owner));
   const considered = judge(owners, input, resuming);
   const stopper = considered.find(({ v }) => v.stops);
-  const stopped = inForce || stopper !== undefined;
+  const stopped = inForce || stopper !== undefined || considered.some(({ v }) => v.stopped);
   const stage = decideStage({
     revision,
     rollout,

@@ -6,7 +6,7 @@
 // the API's 1 MiB object limit; entries past HISTORY_MAX_BYTES are dropped oldest first anyway.
 
 import { readConfig, type Config } from './config';
-import { makeSnapshot, type ConfigSnapshot } from './inject';
+import { frozenSnapshot, type ConfigSnapshot } from './inject';
 import { isRecord } from './k8s';
 import { formatTime, parseTime } from './time';
 import { canonicalJson, contentRevision, revisionContent, type RevisionContent } from './revision';
@@ -23,17 +23,26 @@ export interface HistoryEntry {
   content: RevisionContent;
 }
 
+/** The size of a string in bytes as the API server counts it (UTF-8). */
+const bytesOf = (s: string): number => new TextEncoder().encode(s).length;
+
 export function encodeEntry(entry: HistoryEntry): string {
   return canonicalJson({ acceptedAt: formatTime(entry.acceptedAtMs), content: entry.content });
 }
 
 function decodeEntry(revision: string, text: string): HistoryEntry | string {
-  let value: unknown;
+  // Anything a hand edit can put here is refused as an entry, never thrown: the reader runs in
+  // the watch of both components, and a value nested deep enough overflows the stack.
   try {
-    value = JSON.parse(text);
-  } catch {
-    return `entry ${revision} is not JSON`;
+    return decodeValue(revision, JSON.parse(text));
+  } catch (err) {
+    return err instanceof SyntaxError
+      ? `entry ${revision} is not JSON`
+      : `entry ${revision} could not be read (${err instanceof Error ? err.name : 'error'})`;
   }
+}
+
+function decodeValue(revision: string, value: unknown): HistoryEntry | string {
   if (!isRecord(value)) return `entry ${revision} is not a JSON object`;
   const acceptedAtMs = parseTime(typeof value.acceptedAt === 'string' ? value.acceptedAt : '');
   const read = readConfig(isRecord(value.content) ? value.content : undefined);
@@ -101,7 +110,7 @@ export function historyDataPatch(u: HistoryUpdate): Record<string, string | null
     ? {}
     : { [u.revision]: encodeEntry(current) };
   for (const key of u.invalid ?? []) if (key !== u.revision) patch[key] = null;
-  const size = (e: HistoryEntry): number => e.revision.length + encodeEntry(e).length;
+  const size = (e: HistoryEntry): number => bytesOf(e.revision) + bytesOf(encodeEntry(e));
   let bytes = kept.reduce((n, e) => n + size(e), 0);
   let count = kept.length;
   for (const e of [...kept].reverse()) {
@@ -114,9 +123,20 @@ export function historyDataPatch(u: HistoryUpdate): Record<string, string | null
   return Object.keys(patch).length > 0 ? patch : undefined;
 }
 
-/** The snapshot a pod pinned to an entry gets: the current settings, the entry's injection. */
-export function pinnedSnapshot(current: ConfigSnapshot, content: RevisionContent): ConfigSnapshot {
-  return makeSnapshot({ ...current.config, ...content });
+/**
+ * The snapshot a pod pinned to an entry gets: the entry's proxy, init container and sidecar
+ * mode, under today's settings otherwise, the overrides policy included: a pin never brings back
+ * an override or a registry the admin has since taken away. It keeps the entry's revision.
+ */
+export function pinnedSnapshot(
+  current: ConfigSnapshot,
+  content: RevisionContent,
+  revision: string = contentRevision(content),
+): ConfigSnapshot {
+  return frozenSnapshot(
+    { ...current.config, ...content, overrides: current.config.overrides },
+    revision,
+  );
 }
 
 /**

@@ -123,6 +123,17 @@ const n = (value: number | undefined): number => value ?? 0;
 // (tests, `outrigger` reading files) may lack it, so absent counts as the default here.
 const strategyOf = (s: UpdateStrategy | undefined): string => s?.type ?? 'RollingUpdate';
 
+/** How many pods the workload wants: its replicas, or the nodes a DaemonSet should run on. */
+export function desiredPods(workload: Workload): number {
+  switch (workload.kind) {
+    case 'Deployment':
+    case 'StatefulSet':
+      return workload.spec?.replicas ?? 1;
+    case 'DaemonSet':
+      return workload.status?.desiredNumberScheduled ?? 0;
+  }
+}
+
 /** Whether the workload's pods change only when someone deletes them. */
 export function isOnDelete(workload: Workload): boolean {
   switch (workload.kind) {

@@ -78,6 +78,8 @@ export interface StageOwner {
   candidate: 'rollout' | 'shed' | 'heal' | undefined;
   /** Due for the revision but waiting on something outside the wave (someone else's rollout). */
   waiting: boolean;
+  /** Waiting for something that passes by itself: its own rollout under way, a back-off. */
+  busy: boolean;
   /** Our restart to the current revision is still rolling. */
   following: boolean;
   /** A rollback of ours from the current revision is still rolling. */
@@ -209,7 +211,7 @@ function canaryStage(i: StageInput, record: StageRecord | undefined): StageDecis
   if (restarted.length === 0) {
     // A canary that is due but busy (someone else's rollout): wait for it rather than go on
     // without a canary.
-    const busy = i.owners.find((o) => o.waiting && o.canaryEligible);
+    const busy = i.owners.find((o) => o.busy && o.canaryEligible);
     if (busy)
       return {
         ...NONE,
@@ -217,6 +219,17 @@ function canaryStage(i: StageInput, record: StageRecord | undefined): StageDecis
         detail: `waiting for canary ${busy.key}, whose own rollout is under way`,
         held,
       };
+    // The canaries that soaked are gone (deleted, opted out): the soak still runs its time.
+    if (record?.stage === 'soaking' && i.nowMs < record.sinceMs + soakSeconds * 1000) {
+      const endMs = record.sinceMs + soakSeconds * 1000;
+      return {
+        ...NONE,
+        stage: 'soaking',
+        detail: `the canaries are gone; the rest of the wave starts at ${formatTime(endMs)}`,
+        held,
+        recheckAtMs: endMs,
+      };
+    }
     // No owner matches the canary selectors: there is nothing to judge the revision by first.
     return rolling(i, record);
   }

@@ -508,3 +508,13 @@ describe('a lower limit', () => {
     ).toBeUndefined();
   });
 });
+
+describe('a hostile entry', () => {
+  it('nested past the stack is refused as an entry, never thrown', () => {
+    const deep = `${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`;
+    const text = `{"acceptedAt":"2026-05-01T12:00:00Z","content":{"proxy":{"securityContext":${deep}}}}`;
+    const read = readHistory({ abc: text });
+    expect(read.entries).toEqual([]);
+    expect(read.invalid).toEqual(['abc']);
+  });
+});

@@ -59,6 +59,7 @@ function owner(key: string, o: Partial<StageOwner> = {}): StageOwner {
     gate: undefined,
     candidate: undefined,
     waiting: false,
+    busy: false,
     following: false,
     rollingBack: false,
     ...o,
@@ -176,7 +177,7 @@ describe('the canary stage', () => {
   it('waits for the only eligible owner while it finishes a rollout of its own', () => {
     const d = decide({
       owners: [
-        owner('a', { waiting: true }),
+        owner('a', { waiting: true, busy: true }),
         outdated('b', { canaryEligible: false }),
         outdated('c', { canaryEligible: false }),
       ],
@@ -435,17 +436,21 @@ const ownerArb = fc
     gate: fc.constantFrom(PASSED, PENDING, FAILED),
     candidate: fc.constantFrom(undefined, 'rollout', 'shed', 'heal'),
     waiting: fc.boolean(),
+    busy: fc.boolean(),
     following: fc.boolean(),
     rollingBack: fc.boolean(),
   })
   .map((o): Omit<StageOwner, 'key'> => {
-    const busy = o.waiting || o.following;
-    const candidate = busy || (o.inWave && o.candidate !== 'heal') ? undefined : o.candidate;
+    const occupied = o.waiting || o.following;
+    const candidate = occupied || (o.inWave && o.candidate !== 'heal') ? undefined : o.candidate;
+    const waiting = o.waiting && !o.following;
     return {
       ...o,
       gate: o.inWave ? o.gate : undefined,
       candidate,
-      waiting: o.waiting && !o.following,
+      waiting,
+      // busy (its own rollout under way, a back-off) is a kind of waiting
+      busy: waiting && o.busy,
     };
   });
 
@@ -483,7 +488,9 @@ function factsOf(i: StageInput) {
   const restartedCanaries = i.owners.filter((o) => o.canary && o.inWave);
   const rollouts = i.owners.filter((o) => o.candidate === 'rollout');
   const eligible = rollouts.filter((o) => o.canaryEligible);
-  const noCanaryDue = eligible.length === 0 && !i.owners.some((o) => o.waiting && o.canaryEligible);
+  // a canary busy with something that passes by itself (its own rollout, a back-off) is waited
+  // for; one waiting on what may never pass (a stalled rollout of its own) is not
+  const noCanaryDue = eligible.length === 0 && !i.owners.some((o) => o.busy && o.canaryEligible);
   const soak = i.rollout.canary.soakSeconds * 1000;
   const allPassed = restartedCanaries.every((o) => o.gate?.state === 'passed');
   const soakOver = soak === 0 || (record?.stage === 'soaking' && i.nowMs >= record.sinceMs + soak);
@@ -508,7 +515,7 @@ describe('decideStage: properties', () => {
         const through = rollouts.filter((o) => !d.canaries.has(o.key) && !d.held.has(o.key));
         if (through.length === 0) return;
         // Let through only once the canary stage is over or cannot happen: no canary count, or
-        // no owner the selectors name is due (a candidate now, or waiting to become one).
+        // no owner the selectors name is due (a candidate now, or busy and about to become one).
         const skipped = count === 0 || (restartedCanaries.length === 0 && noCanaryDue);
         const passed =
           restartedCanaries.length > 0 &&

@@ -128,7 +128,7 @@ const OLD_PODS: PodCounts = { escaped: 0, outdated: 2, injected: 2 };
 /** Pods at the new revision, as controller/src/pods.ts counts them for the gate. */
 function podsAtRevision(...pods: PodLike[]): PodCounts {
   const atRevision = pods.reduce<RevisionPods | undefined>(
-    (c, p) => countRevisionPod(c, p, PROXY),
+    (c, p) => countRevisionPod(c, p, { proxy: PROXY }),
     undefined,
   );
   return { escaped: 0, outdated: 0, injected: pods.length, atRevision };
@@ -542,5 +542,69 @@ describe('maintenance windows', () => {
     expect(restartsOf(p)).toEqual([
       { name: 'api', kind: 'rollback', revision: R0, canary: undefined, from: R1 },
     ]);
+  });
+});
+
+describe('faults around the stop and the canary', () => {
+  const crashed = (): PodCounts => podsAtRevision(pod('cart-5d8c7-a1', 'crashing'));
+
+  it('a rollback whose stop was never recorded still holds the wave: nothing restarts again', () => {
+    const c = threeOwners();
+    c.configMap = { [LAST_GOOD_REVISION]: R0 };
+    canaryRestarted(c);
+    c.rolled('cart', crashed());
+    const stopAt = T0 + 60 * SECOND;
+    const p = c.plan(stopAt);
+    // the rollback is written, but the stop met a stale cache and is not on the ConfigMap
+    c.carryOut({ ...p, stop: undefined }, stopAt);
+    c.rolled('cart', OLD_PODS);
+    for (const later of [5, 60, 600]) {
+      const next = c.plan(stopAt + later * SECOND);
+      expect(next.restart).toEqual([]);
+      expect(next.stopped).toBe(true);
+      expect(entry(next, 'cart')).toMatchObject({ action: 'wait', reason: 'wave-stopped' });
+    }
+    // a resume after the rollback tries again, from the canary
+    c.resume();
+    const resumed = c.plan(stopAt + 700 * SECOND);
+    expect(restartsOf(resumed)).toEqual([
+      { name: 'cart', kind: 'rollout', revision: R1, canary: true, from: undefined },
+    ]);
+  });
+
+  it('a canary whose patch was refused holds the canary stage while it backs off', () => {
+    const c = threeOwners();
+    const p = c.plan(T0, { backingOff: new Set([keyOf('cart')]) });
+    expect(p.restart).toEqual([]);
+    expect(p.stage).toBe('canary');
+    expect(entry(p, 'cart')).toMatchObject({ action: 'wait', reason: 'write-refused' });
+    for (const other of ['api', 'web'])
+      expect(entry(p, other)).toMatchObject({ action: 'wait', reason: 'canary-stage' });
+    expect(p.record).toBeUndefined();
+  });
+
+  it('a canary with no pod seen at the revision does not pass the gate', () => {
+    const c = threeOwners();
+    canaryRestarted(c);
+    c.rolled('cart', { escaped: 0, outdated: 0, injected: 0 });
+    const p = c.plan(T0 + 60 * SECOND);
+    expect(entry(p, 'cart').gate).toMatchObject({ state: 'pending' });
+    expect(p.stage).toBe('canary');
+  });
+
+  it('a gate still pending at the deadline fails and stops the wave instead of holding it', () => {
+    const config = mustParseConfig(CANARY_CONFIG);
+    const c = threeOwners(config);
+    canaryRestarted(c);
+    // the rollout completes, but its one pod at the revision never becomes Ready
+    c.rolled('cart', podsAtRevision(pod('cart-5d8c7-a1', 'starting')));
+    const before = c.plan(T0 + 60 * SECOND);
+    expect(entry(before, 'cart').gate).toMatchObject({ state: 'pending' });
+    expect(before.recheckAtMs).toBeLessThanOrEqual(
+      T0 + config.rollout.progressDeadlineSeconds * SECOND + 1,
+    );
+    const after = c.plan(T0 + (config.rollout.progressDeadlineSeconds + 1) * SECOND);
+    expect(after.stop).toMatchObject({ reason: 'deadline-exceeded' });
+    expect(after.stop?.detail).toMatch(/not healthy \d+s after the restart/);
   });
 });

@@ -168,9 +168,18 @@ function stampRevision(old: KubeObject | undefined, state: AdmissionState): stri
   return pinned !== undefined && state.pinned?.has(pinned) ? pinned : state.snapshot.revision;
 }
 
-/** The revision a pod's stamped template asks for, if any. */
+/**
+ * The revision a pod's stamped template asks for, if any. Only a pod a controller made from a
+ * template (a ReplicaSet's, a StatefulSet's, a DaemonSet's) is pinned: a bare pod's annotation
+ * is its creator's word alone, and it gets the current revision.
+ */
 export function requestedRevision(req: AdmissionRequest): string | undefined {
-  const annotations = req.object?.metadata?.annotations;
+  const meta = req.object?.metadata;
+  const owners: unknown = meta?.ownerReferences;
+  const controlled =
+    Array.isArray(owners) && owners.some((o) => isRecord(o) && o.controller === true);
+  if (!controlled) return undefined;
+  const annotations = meta?.annotations;
   const value = isRecord(annotations) ? annotations[CONFIG_REVISION] : undefined;
   return typeof value === 'string' && value !== '' ? value : undefined;
 }

@@ -3,7 +3,7 @@
 // main thread before the first body that needs it, and answers each body with answerBody().
 
 import { parentPort } from 'node:worker_threads';
-import { makeSnapshot } from '@outrigger/shared';
+import { frozenSnapshot, makeSnapshot } from '@outrigger/shared';
 import type { AdmissionState } from './admit';
 import { answerBody } from './answer';
 import { freeNow } from './body';
@@ -20,7 +20,10 @@ function handle(message: ToWorker): void {
       ...c.state,
       // Frozen again here: injection shares the configuration's parts between patches.
       snapshot: makeSnapshot(c.state.snapshot.config),
-      pinned: new Map([...(c.state.pinned ?? [])].map(([r, p]) => [r, makeSnapshot(p.config)])),
+      // A pinned snapshot keeps its revision: its configuration alone would hash otherwise.
+      pinned: new Map(
+        [...(c.state.pinned ?? [])].map(([r, p]) => [r, frozenSnapshot(p.config, p.revision)]),
+      ),
     };
     seen = new Set(c.seen);
     onError = c.onError;

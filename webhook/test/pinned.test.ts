@@ -36,10 +36,27 @@ function state(pinned: ConfigSnapshot[]): AdmissionState {
   };
 }
 
-const pod = (revision?: string) => ({
+/** A pod its ReplicaSet made from a template stamped with `revision`. */
+const pod = (
+  revision?: string,
+  o: { bare?: boolean; annotations?: Record<string, string> } = {},
+) => ({
   metadata: {
-    labels: { app: 'web' },
-    annotations: revision ? { [CONFIG_REVISION]: revision } : {},
+    labels: { app: 'web', 'pod-template-hash': 'abc12' },
+    annotations: { ...(revision ? { [CONFIG_REVISION]: revision } : {}), ...o.annotations },
+    ...(o.bare
+      ? {}
+      : {
+          ownerReferences: [
+            {
+              apiVersion: 'apps/v1',
+              kind: 'ReplicaSet',
+              name: 'web-abc12',
+              uid: 'u',
+              controller: true,
+            },
+          ],
+        }),
   },
   spec: { containers: [{ name: 'web', image: 'web:1' }] },
 });
@@ -70,6 +87,38 @@ describe('which revision a pod gets', () => {
     expect(got.text).not.toContain('proxy:2.0.0');
     expect(a.revision).toEqual({ rule: 'pinned', revision: old.revision });
     expect(a.response.warnings ?? []).toEqual([]);
+  });
+
+  it('the current revision for a bare pod, whatever its annotation says', () => {
+    const a = admitPod(parseReview(review(pod(old.revision, { bare: true }))), state([old]));
+    expect(injectedWith(a).revision).toBe(current.revision);
+    expect(a.revision?.rule).toBe('current');
+  });
+
+  it("the current overrides policy, never the pinned revision's", () => {
+    // the old revision allowed proxy-image overrides from evil.io; today's does not
+    const permissive = defaultConfig();
+    const before = {
+      ...permissive,
+      overrides: { ...permissive.overrides, allowedRegistries: ['evil.io/'] },
+    };
+    const strict = makeSnapshot({
+      ...permissive,
+      proxy: { ...permissive.proxy, image: 'ghcr.io/outrigger/proxy:2.0.0' },
+    });
+    const pinned = pinnedSnapshot(strict, revisionContent(before));
+    const s: AdmissionState = {
+      ...state([]),
+      snapshot: strict,
+      pinned: new Map([[pinned.revision, pinned]]),
+    };
+    const attack = pod(pinned.revision, {
+      annotations: { 'config.outrigger.dev/proxy-image': 'evil.io/proxy:1' },
+    });
+    const a = admitPod(parseReview(review(attack)), s);
+    expect(injectedWith(a).revision).toBe(pinned.revision);
+    expect(injectedWith(a).text).not.toContain('evil.io');
+    expect(a.response.warnings?.join()).toMatch(/evil\.io/);
   });
 
   it('the current revision when unstamped or stamped with the current one', () => {
