@@ -14,15 +14,16 @@ import {
 } from '../src';
 import { say } from './narration';
 
+/** Every wave starts with one canary; the demo soaks it 15 s instead of the default 120 s. */
+export const DEMO_VALUES = ['rollout.canary.soakSeconds=15'];
+
 export async function installWithHelm(cluster: Cluster, target: InClusterTarget): Promise<void> {
   await createReleaseNamespace(cluster);
-  const sets = imageValues(target.image)
-    .map((v) => `--set ${v}`)
-    .join(' ');
+  const sets = [...imageValues(target.image), ...DEMO_VALUES].map((v) => `--set ${v}`).join(' ');
   say(
-    `helm install outrigger manifests/chart -n ${SYSTEM_NAMESPACE} ${sets}: the chart's defaults; the image is the one make images built from the Dockerfile, in the real node's containerd.`,
+    `helm install outrigger manifests/chart -n ${SYSTEM_NAMESPACE} ${sets}: the chart's defaults but a short canary soak; the image is the one make images built from the Dockerfile, in the real node's containerd.`,
   );
-  await helmRelease('install', SYSTEM_NAMESPACE, target.image);
+  await helmRelease('install', SYSTEM_NAMESPACE, target.image, DEMO_VALUES);
   await printPods(cluster, SYSTEM_NAMESPACE);
 }
 

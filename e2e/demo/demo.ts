@@ -204,7 +204,7 @@ async function demo(): Promise<void> {
   process.stdout.write(await outriggerStatus(NAMESPACE));
 
   say(
-    `Changing ${platform.change.describe} in ConfigMap ${SYSTEM_NAMESPACE}/${CONFIG_MAP_NAME}: a new revision, rolled out in a wave.`,
+    `Changing ${platform.change.describe} in ConfigMap ${SYSTEM_NAMESPACE}/${CONFIG_MAP_NAME}: a new revision, rolled out in a wave. One canary owner goes first and must pass the health gate (rollout complete, pods Ready, the proxy not crash-looping) and a soak before the rest follow; until their wave restarts them, the others' new pods keep the old proxy.`,
   );
   const next = await changeConfig(cluster, platform);
   await followWave(NAMESPACE, next);

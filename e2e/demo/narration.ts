@@ -42,6 +42,8 @@ interface StatusJson {
     injected: number;
     pods: number;
   }[];
+  /** canary, soaking, rolling, complete... */
+  stage: string;
 }
 
 /** Prints each change of the owners' states until every one is current at `revision`. */
@@ -50,10 +52,12 @@ export async function followWave(namespace: string, revision: string): Promise<v
   await waitFor(
     'the wave to finish',
     async () => {
-      const { rows } = JSON.parse(await outriggerStatus(namespace, '-o', 'json')) as StatusJson;
-      const line = rows
+      const { rows, stage } = JSON.parse(
+        await outriggerStatus(namespace, '-o', 'json'),
+      ) as StatusJson;
+      const line = `${stage}: ${rows
         .map((r) => `${r.kind}/${r.name} ${r.state} ${r.injected}/${r.pods}`)
-        .join(', ');
+        .join(', ')}`;
       if (line !== last) process.stdout.write(`  wave: ${line}\n`);
       last = line;
       const finished = rows.every((r) => r.state === 'current' && r.revision === revision);

@@ -27,6 +27,7 @@ import {
   writeServiceAccountKubeConfig,
   type Cluster,
 } from '../src';
+import { DEMO_VALUES } from './chart';
 import { say } from './narration';
 
 export const demoDir = path.join(outriggerCacheDir(), 'demo');
@@ -43,6 +44,7 @@ async function render(url: string, caBundle: string): Promise<string> {
     '--set', 'certificates.mode=external',
     '--set', `certificates.caBundle=${caBundle}`,
     '--set', 'rollout.maxConcurrent=2',
+    ...DEMO_VALUES.flatMap((v) => ['--set', v]),
   );
 }
 
