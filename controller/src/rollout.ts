@@ -1,6 +1,6 @@
 // The wave reconcile: one key for the whole cluster, because the budget of rollouts at once is
 // cluster-wide and the wave's stop holds for every owner. It reads the caches, assesses every
-// owner and plans the wave (shared/src/plan.ts, pure), then carries the plan out: restarts, completions,
+// owner and plans the wave (shared/src/wave.ts, pure), then carries the plan out: restarts, completions,
 // the wave's stop or resume on the ConfigMap, Events and metrics. Running it twice does nothing
 // the second time: every decision is read back from the cluster, and each write carries the
 // resourceVersion it was decided on, so a write from a stale cache fails instead of repeating.

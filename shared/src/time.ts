@@ -12,3 +12,9 @@ export function parseTime(value: string | undefined): number | undefined {
 /** RFC 3339 in whole seconds, the way Kubernetes writes its own times. */
 export const formatTime = (ms: number): string =>
   new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/** The earliest of the times given, or undefined when none is. */
+export function earliest(times: readonly (number | undefined)[]): number | undefined {
+  const known = times.filter((t) => t !== undefined);
+  return known.length > 0 ? Math.min(...known) : undefined;
+}

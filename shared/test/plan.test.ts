@@ -35,7 +35,7 @@ import {
   type WavePlan,
   type WaveState,
   WEBHOOK_RECHECK_MS,
-} from '../src/plan';
+} from '../src';
 import type { Workload } from '../src/rollout-status';
 
 // ---------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-// A wave through planWave (shared/src/plan.ts), step by step, the way the controller runs it:
+// A wave through planWave (shared/src/wave.ts), step by step, the way the controller runs it:
 // assess every owner from the cluster, plan, carry the plan out as the controller does (the
 // same patches, in the same order as controller/src/rollout.ts), let the Deployments roll, and
 // plan again. Everything the next step knows comes from what the last one wrote, so these
