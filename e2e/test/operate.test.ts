@@ -226,7 +226,9 @@ describe('outrigger status, restart and resume', () => {
       expect.objectContaining({ name: 'b', state: 'current', revision }),
     ]);
     const table = await outrigger('status', '-n', ns);
-    expect(table.stdout).toMatch(/NAMESPACE\s+KIND\s+NAME\s+INJECTED\s+PINNED\s+RUNNING\s+STATE\s+GATE/);
+    expect(table.stdout).toMatch(
+      /NAMESPACE\s+KIND\s+NAME\s+INJECTED\s+PINNED\s+RUNNING\s+STATE\s+GATE/,
+    );
     expect(table.stdout).toContain(`mode manual`);
   });
 
