@@ -8,6 +8,7 @@ import {
   ResilientWatch,
   boundPort,
   defaultIdentity,
+  helpRequested,
   loadKubeConfig,
   startProbeServer,
 } from '@outrigger/kube';
@@ -152,6 +153,10 @@ export async function startController(
 }
 
 export async function main(argv: string[]): Promise<number> {
+  if (helpRequested(argv)) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
   let flags: ControllerFlags;
   try {
     flags = parseFlags(argv, process.env);

@@ -17,6 +17,15 @@ export class FlagError extends Error {
   }
 }
 
+/**
+ * Whether the command line asks for the usage (`--help` or `-h`, before any `--`): it is then
+ * printed on stdout and the process exits 0, as users of any command-line tool expect.
+ */
+export function helpRequested(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end === -1 ? argv : argv.slice(0, end)).some((a) => a === '--help' || a === '-h');
+}
+
 export function envName(flag: string): string {
   return `OUTRIGGER_${flag.toUpperCase().replace(/-/g, '_')}`;
 }

@@ -3,7 +3,7 @@
 
 import type { Server as HttpsServer } from 'node:https';
 import { CoreV1Api, VersionApi, type KubeConfig, type V1Namespace } from '@kubernetes/client-node';
-import { ResilientWatch, loadKubeConfig } from '@outrigger/kube';
+import { ResilientWatch, helpRequested, loadKubeConfig } from '@outrigger/kube';
 import {
   historyConfigMapName,
   pinnedSnapshot,
@@ -384,6 +384,10 @@ async function drain(server: HttpsServer, deadlineMs = 25_000): Promise<void> {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  if (helpRequested(argv)) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
   let flags: WebhookFlags;
   try {
     flags = parseFlags(argv, process.env);
