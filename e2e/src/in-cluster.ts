@@ -13,7 +13,7 @@ import { CHART_DIR, helm } from './helm';
 import { deleteNamespace } from './namespace';
 import { isLocalCluster } from './environment';
 import { clusterScriptsDir, outriggerCacheDir } from './paths';
-import { SYSTEM_NAMESPACE } from '@outrigger/shared';
+import { LEASE_NAME, SYSTEM_NAMESPACE } from '@outrigger/shared';
 
 const run = promisify(execFile);
 
@@ -196,4 +196,23 @@ export async function createReleaseNamespace(
       },
     },
   });
+}
+
+/** The controller replica holding the Lease (its pod's name and a random suffix), or ''. */
+export async function leaseHolder(cluster: Cluster): Promise<string> {
+  const lease = (await cluster.objects.read({
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name: LEASE_NAME, namespace: SYSTEM_NAMESPACE },
+  })) as { spec?: { holderIdentity?: string } };
+  return lease.spec?.holderIdentity ?? '';
+}
+
+/** After an in-cluster suite: the release uninstalled, its namespace and the app's removed. */
+export async function removeRelease(cluster: Cluster, app: string): Promise<void> {
+  await helm('uninstall', 'outrigger', '--namespace', SYSTEM_NAMESPACE, '--wait').catch(
+    () => undefined,
+  );
+  if (app) await deleteNamespace(cluster, app, { wait: true });
+  await deleteNamespace(cluster, SYSTEM_NAMESPACE, { wait: true });
 }

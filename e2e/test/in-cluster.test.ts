@@ -18,7 +18,6 @@ import {
   CONFIG_REVISION,
   INJECT,
   INJECTION_LABEL,
-  LEASE_NAME,
   REVISION,
   SYSTEM_NAMESPACE,
   TLS_SECRET_NAME,
@@ -32,12 +31,13 @@ import {
   connect,
   createNamespace,
   createReleaseNamespace,
-  deleteNamespace,
   deploymentYaml,
   done,
   helm,
   helmRelease,
   inClusterTarget,
+  leaseHolder,
+  removeRelease,
   isNotFound,
   kubeconfigPath,
   pending,
@@ -48,7 +48,6 @@ import {
   proxyStatus,
   waitFor,
   waitForRollout,
-  type Cluster,
   type ImageReference,
   type InClusterTarget,
 } from '../src';
@@ -61,15 +60,6 @@ const MINUTES = 60_000;
 const target = inClusterTarget();
 const describeInCluster = typeof target === 'string' ? describe.skip : describe;
 if (typeof target === 'string') process.stderr.write(`[e2e] in-cluster suite skipped: ${target}\n`);
-
-async function leaseHolder(cluster: Cluster): Promise<string> {
-  const lease = (await cluster.objects.read({
-    apiVersion: 'coordination.k8s.io/v1',
-    kind: 'Lease',
-    metadata: { name: LEASE_NAME, namespace: SYSTEM_NAMESPACE },
-  })) as { spec?: { holderIdentity?: string } };
-  return lease.spec?.holderIdentity ?? '';
-}
 
 describeInCluster('Outrigger from its chart and image, on a node that runs containers', () => {
   const cluster = connect();
@@ -91,11 +81,7 @@ describeInCluster('Outrigger from its chart and image, on a node that runs conta
   }, 2 * MINUTES);
 
   afterAll(async () => {
-    await helm('uninstall', 'outrigger', '--namespace', SYSTEM_NAMESPACE, '--wait').catch(
-      () => undefined,
-    );
-    if (app) await deleteNamespace(cluster, app, { wait: true });
-    await deleteNamespace(cluster, SYSTEM_NAMESPACE, { wait: true });
+    await removeRelease(cluster, app);
     await cluster.close();
   }, 3 * MINUTES);
 

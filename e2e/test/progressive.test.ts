@@ -23,7 +23,6 @@ import {
   INJECT,
   INJECTION_LABEL,
   LAST_GOOD_REVISION,
-  LEASE_NAME,
   OWNER_NAME,
   RESTARTED_AT,
   RESTARTED_REVISION,
@@ -43,12 +42,12 @@ import {
   connect,
   createNamespace,
   createReleaseNamespace,
-  deleteNamespace,
   deploymentYaml,
   done,
-  helm,
   helmRelease,
   inClusterTarget,
+  leaseHolder,
+  removeRelease,
   kubeconfigPath,
   pending,
   podsRunningWithProxy,
@@ -56,7 +55,6 @@ import {
   repoRoot,
   waitFor,
   waitForRollout,
-  type Cluster,
   type InClusterTarget,
 } from '../src';
 
@@ -205,11 +203,7 @@ describeInCluster('upgrades the controller controls, on a node that runs contain
   }, 12 * MINUTES);
 
   afterAll(async () => {
-    await helm('uninstall', 'outrigger', '--namespace', SYSTEM_NAMESPACE, '--wait').catch(
-      () => undefined,
-    );
-    if (app) await deleteNamespace(cluster, app, { wait: true });
-    await deleteNamespace(cluster, SYSTEM_NAMESPACE, { wait: true });
+    await removeRelease(cluster, app);
     await cluster.close();
   }, 3 * MINUTES);
 
@@ -434,12 +428,3 @@ describeInCluster('upgrades the controller controls, on a node that runs contain
     12 * MINUTES,
   );
 });
-
-async function leaseHolder(cluster: Cluster): Promise<string> {
-  const lease = (await cluster.objects.read({
-    apiVersion: 'coordination.k8s.io/v1',
-    kind: 'Lease',
-    metadata: { name: LEASE_NAME, namespace: SYSTEM_NAMESPACE },
-  })) as { spec?: { holderIdentity?: string } };
-  return lease.spec?.holderIdentity ?? '';
-}

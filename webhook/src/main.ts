@@ -221,6 +221,13 @@ async function startSources(
   let version = 0;
   const configStore = new ConfigStore(deps.logger, deps.metrics);
   let history: HistorySource | undefined;
+  // Made again only when the configuration or the history changes, not on every namespace event.
+  let pinned = new Map<string, ConfigSnapshot>();
+  const repin = (): void => {
+    const snapshot = configStore.current;
+    pinned = snapshot ? pinnedSnapshots(snapshot, history) : new Map<string, ConfigSnapshot>();
+    rebuild();
+  };
   const rebuild = (): void => {
     version++;
     const snapshot = configStore.current;
@@ -230,19 +237,19 @@ async function startSources(
       snapshot && (!kc || namespaces)
         ? {
             snapshot,
-            pinned: pinnedSnapshots(snapshot, history),
+            pinned,
             namespaces: nsView,
             nativeSidecarSupported: native,
             systemNamespace: flags.systemNamespace,
           }
         : undefined;
   };
-  configStore.onChange(rebuild);
+  configStore.onChange(repin);
   const config = configSource(flags, configStore, kc, deps);
   if (flags.configMap && kc && !flags.configFile) {
     const { namespace, name } = flags.configMap;
     const ref = { namespace, name: historyConfigMapName(name) };
-    history = new HistorySource(kc, ref, deps, rebuild);
+    history = new HistorySource(kc, ref, deps, repin);
   }
   const tlsStore = new TlsStore(deps.logger, deps.metrics);
   const tls = tlsSource(flags, tlsStore, kc, deps);
