@@ -23,6 +23,7 @@ export * from './gate';
 export * from './wave-stage';
 export * from './owner-state';
 export { WEBHOOK_RECHECK_MS } from './wave-verdict';
+export * from './quiet-owners';
 export * from './wave-record';
 export * from './wave';
 export * from './restart-patch';
