@@ -60,7 +60,7 @@ function shippedContainer(): ShippedContainer {
 }
 
 /** The environment the shipped manifests give the webhook (its memory settings). */
-function shippedEnv(): Record<string, string> {
+export function shippedEnv(): Record<string, string> {
   return Object.fromEntries((shippedContainer().env ?? []).map((e) => [e.name, e.value]));
 }
 

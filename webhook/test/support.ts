@@ -140,7 +140,12 @@ export function patchOf(r: ReviewResponse): { op: string; path: string; value: u
     : [];
 }
 
-const CORPUS = join(__dirname, '..', '..', '..', 'shared', 'corpus');
+/** ../shared/corpus beside the repository, from the sources (jest) or from dist/ (the bench). */
+const CORPUS =
+  [join(__dirname, '..', '..', '..'), join(__dirname, '..', '..', '..', '..')]
+    .map((root) => join(root, 'shared', 'corpus'))
+    .find((dir) => existsSync(join(dir, 'istio'))) ??
+  join(__dirname, '..', '..', '..', 'shared', 'corpus');
 
 /** Whether ../shared/corpus is beside the repository; a clone alone skips the tests that read it. */
 export const HAVE_CORPUS = existsSync(CORPUS);
