@@ -1,3 +1,3 @@
 #!/usr/bin/env node
 'use strict';
-require('@outrigger/kube').runMain(require('../dist/src/main.js').main);
+require('@outrigger/kube/without-api').runMain(require('../dist/src/main.js').main);

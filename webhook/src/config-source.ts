@@ -1,12 +1,9 @@
-// Where the injector configuration comes from (a file, a ConfigMap, or the default) and the
-// store that validates each new version: an invalid one is refused with every error logged,
-// and the last good one stays in force.
+// Where the injector configuration comes from (a file or the default here; a ConfigMap in
+// config-map-source.ts) and the store that validates each new version: an invalid one is
+// refused with every error logged, and the last good one stays in force.
 
-import type { KubeConfig, V1ConfigMap } from '@kubernetes/client-node';
-import { FilePoller } from '@outrigger/kube';
-import { NamedConfigMap } from './named-config-map';
+import { FilePoller } from '@outrigger/kube/without-api';
 import {
-  CONFIG_MAP_KEY,
   canonicalJson,
   DEFAULT_CONFIG_YAML,
   formatIssue,
@@ -14,7 +11,6 @@ import {
   parseConfig,
   type ConfigSnapshot,
 } from '@outrigger/shared';
-import type { ObjectRef } from './flags';
 import type { Logger } from './log';
 import type { WebhookMetrics } from './metrics';
 
@@ -129,51 +125,6 @@ export class FileConfigSource implements ConfigSource {
   stop(): Promise<void> {
     this.poller.stop();
     return Promise.resolve();
-  }
-}
-
-export class ConfigMapSource implements ConfigSource {
-  private readonly configMap: NamedConfigMap;
-  private readonly source: string;
-
-  constructor(
-    private readonly store: ConfigStore,
-    kc: KubeConfig,
-    ref: ObjectRef,
-    deps: { logger: Logger; metrics: WebhookMetrics },
-  ) {
-    this.source = `configmap ${ref.namespace}/${ref.name}`;
-    this.configMap = new NamedConfigMap(kc, ref, { ...deps, resource: 'configmaps' }, (cm) =>
-      this.take(cm),
-    );
-  }
-
-  private take(cm: V1ConfigMap | undefined): void {
-    const text = cm?.data?.[CONFIG_MAP_KEY];
-    if (text === undefined) {
-      this.store.unreadable(
-        this.source,
-        cm ? `key ${CONFIG_MAP_KEY} is missing` : 'the ConfigMap does not exist',
-      );
-      return;
-    }
-    this.store.offer(text, this.source);
-  }
-
-  start(): Promise<void> {
-    return this.configMap.start();
-  }
-
-  async refresh(): Promise<void> {
-    try {
-      await this.configMap.read();
-    } catch (err) {
-      this.store.unreadable(this.source, (err as Error).message);
-    }
-  }
-
-  stop(): Promise<void> {
-    return this.configMap.stop();
   }
 }
 

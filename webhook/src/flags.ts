@@ -10,7 +10,7 @@ import {
   readFlags,
   type ListenAddress,
   type ObjectRef,
-} from '@outrigger/kube';
+} from '@outrigger/kube/without-api';
 import { MAX_CONNECTIONS } from './connections';
 
 export interface WebhookFlags {

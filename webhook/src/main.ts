@@ -2,17 +2,17 @@
 // servers; handles SIGTERM by failing readiness, finishing what is in flight, then exiting.
 
 import type { Server as HttpsServer } from 'node:https';
-import { CoreV1Api, VersionApi, type KubeConfig, type V1Namespace } from '@kubernetes/client-node';
-import { ResilientWatch, helpRequested, loadKubeConfig } from '@outrigger/kube';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { helpRequested } from '@outrigger/kube/without-api';
 import {
   historyConfigMapName,
   pinnedSnapshot,
   type ConfigSnapshot,
   type NamespaceMeta,
 } from '@outrigger/shared';
+import type * as Cluster from './cluster';
 import type { AdmissionState } from './admit';
 import {
-  ConfigMapSource,
   ConfigStore,
   DefaultConfigSource,
   FileConfigSource,
@@ -20,7 +20,7 @@ import {
   type ConfigSource,
 } from './config-source';
 import { BodyBudget } from './body';
-import { HistorySource } from './history-source';
+import type { HistorySource } from './history-source';
 import { LargeBodyWorker } from './large-bodies';
 import { FlagError, USAGE, parseFlags, type WebhookFlags } from './flags';
 import { createLogger, type Logger } from './log';
@@ -32,7 +32,7 @@ import {
   startHttps,
   startMetricsServer,
 } from './server';
-import { FileTlsSource, SecretTlsSource, TlsStore, type KeyPair, type TlsSource } from './tls';
+import { FileTlsSource, TlsStore, type KeyPair, type TlsSource } from './tls';
 
 export interface Webhook {
   httpsPort: number;
@@ -47,62 +47,41 @@ export interface WebhookDeps {
   metrics: WebhookMetrics;
 }
 
-/** Whether the API server runs native sidecars (Kubernetes 1.29 and newer). */
-async function clusterSupportsNativeSidecars(kc: KubeConfig): Promise<boolean> {
-  const info = await kc.makeApiClient(VersionApi).getCode();
-  const major = Number(info.major);
-  const minor = Number.parseInt(info.minor, 10);
-  return major > 1 || (major === 1 && minor >= 29);
-}
-
-function namespaceMeta(ns: V1Namespace): NamespaceMeta {
-  return {
-    name: ns.metadata?.name ?? '',
-    labels: ns.metadata?.labels ?? {},
-    annotations: ns.metadata?.annotations ?? {},
-  };
-}
-
-function namespaceWatch(
-  kc: KubeConfig,
-  deps: WebhookDeps,
-  onChange: (m: Map<string, NamespaceMeta>) => void,
-): ResilientWatch<V1Namespace> {
-  return new ResilientWatch<V1Namespace>({
-    kc,
-    path: '/api/v1/namespaces',
-    list: () => kc.makeApiClient(CoreV1Api).listNamespace(),
-    onChange: (items) =>
-      onChange(new Map(items.map((ns) => [ns.metadata?.name ?? '', namespaceMeta(ns)]))),
-    onRestart: (reason) => deps.metrics.watchRestarts.inc({ resource: 'namespaces', reason }),
-    logger: deps.logger,
-    resource: 'namespaces',
-    resyncMs: 10 * 60_000,
-  });
+/** The API server and the module that reads it, loaded only when there is one (cluster.ts). */
+interface Api {
+  kc: KubeConfig;
+  cluster: typeof Cluster;
 }
 
 function apiNeeded(f: WebhookFlags): boolean {
   return Boolean(f.kubeconfig || f.configMap || f.tlsSecret || process.env.KUBERNETES_SERVICE_HOST);
 }
 
+/** The API server, when the flags or the environment name one; undefined standalone. */
+async function connect(f: WebhookFlags): Promise<Api | undefined> {
+  if (!apiNeeded(f)) return undefined;
+  const cluster = await import('./cluster.js');
+  return { kc: cluster.loadKubeConfig(f.kubeconfig), cluster };
+}
+
 function configSource(
   f: WebhookFlags,
   store: ConfigStore,
-  kc: KubeConfig | undefined,
+  api: Api | undefined,
   deps: WebhookDeps,
 ): ConfigSource {
   if (f.configFile) return new FileConfigSource(store, f.configFile);
-  if (f.configMap && kc) return new ConfigMapSource(store, kc, f.configMap, deps);
+  if (f.configMap && api) return new api.cluster.ConfigMapSource(store, api.kc, f.configMap, deps);
   return new DefaultConfigSource(store);
 }
 
 function tlsSource(
   f: WebhookFlags,
   store: TlsStore,
-  kc: KubeConfig | undefined,
+  api: Api | undefined,
   deps: WebhookDeps,
 ): TlsSource {
-  if (f.tlsSecret && kc) return new SecretTlsSource(store, kc, f.tlsSecret, deps);
+  if (f.tlsSecret && api) return new api.cluster.SecretTlsSource(store, api.kc, f.tlsSecret, deps);
   return new FileTlsSource(
     store,
     { certFile: f.tlsCertFile ?? '', keyFile: f.tlsKeyFile ?? '' },
@@ -171,15 +150,15 @@ type Stop = () => Promise<void>;
 /** Native sidecars as the flag says, or (auto) as the API server's version says. */
 function nativeSidecars(
   flags: WebhookFlags,
-  kc: KubeConfig | undefined,
+  api: Api | undefined,
   logger: Logger,
   signal: AbortSignal,
 ): Promise<boolean> {
   if (flags.nativeSidecars !== 'auto') return Promise.resolve(flags.nativeSidecars === 'supported');
-  if (!kc) return Promise.resolve(true);
+  if (!api) return Promise.resolve(true);
   return waitUntil({
     what: 'the API server (its version tells whether native sidecars are supported)',
-    attempt: () => clusterSupportsNativeSidecars(kc),
+    attempt: () => api.cluster.clusterSupportsNativeSidecars(api.kc),
     logger,
     signal,
   });
@@ -212,10 +191,11 @@ function pinnedSnapshots(
 
 /** Starts the configuration, certificate and namespace sources; resolves once each has listed. */
 async function startSources(
-  o: { flags: WebhookFlags; kc: KubeConfig | undefined; native: boolean; stops: Stop[] },
+  o: { flags: WebhookFlags; api: Api | undefined; native: boolean; stops: Stop[] },
   deps: WebhookDeps,
 ): Promise<Sources> {
-  const { flags, kc, native } = o;
+  const { flags, api, native } = o;
+  const kc = api?.kc;
   let namespaces: ReadonlyMap<string, NamespaceMeta> | undefined = kc ? undefined : new Map();
   let state: AdmissionState | undefined;
   let version = 0;
@@ -245,16 +225,16 @@ async function startSources(
         : undefined;
   };
   configStore.onChange(repin);
-  const config = configSource(flags, configStore, kc, deps);
-  if (flags.configMap && kc && !flags.configFile) {
+  const config = configSource(flags, configStore, api, deps);
+  if (flags.configMap && api && !flags.configFile) {
     const { namespace, name } = flags.configMap;
     const ref = { namespace, name: historyConfigMapName(name) };
-    history = new HistorySource(kc, ref, deps, repin);
+    history = new api.cluster.HistorySource(api.kc, ref, deps, repin);
   }
   const tlsStore = new TlsStore(deps.logger, deps.metrics);
-  const tls = tlsSource(flags, tlsStore, kc, deps);
-  const nsWatch = kc
-    ? namespaceWatch(kc, deps, (map) => {
+  const tls = tlsSource(flags, tlsStore, api, deps);
+  const nsWatch = api
+    ? api.cluster.namespaceWatch(api.kc, deps, (map) => {
         namespaces = map;
         rebuild();
       })
@@ -296,9 +276,9 @@ async function start(
   stops.push(() => new Promise((r) => http.close(() => r())));
   logger.info('probes and metrics listening', { port: boundPort(http) });
 
-  const kc = apiNeeded(flags) ? loadKubeConfig(flags.kubeconfig) : undefined;
-  const native = await nativeSidecars(flags, kc, logger, signal);
-  const started = await startSources({ flags, kc, native, stops }, deps);
+  const api = await connect(flags);
+  const native = await nativeSidecars(flags, api, logger, signal);
+  const started = await startSources({ flags, api, native, stops }, deps);
   phase.sources = started;
   const pair = await waitUntil({
     what: `the serving certificate (${tlsDescription(flags)})`,
@@ -311,7 +291,7 @@ async function start(
   logger.info('outrigger-webhook serving', {
     https: boundPort(https),
     metrics: boundPort(http),
-    standalone: !kc,
+    standalone: !api,
     nativeSidecars: native,
     revision: started.configStore.current?.revision ?? null,
   });

@@ -6,10 +6,10 @@
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { performance } from 'node:perf_hooks';
-import { listenOn, startProbeServer, type Probes } from '@outrigger/kube';
+import { listenOn, startProbeServer, type Probes } from '@outrigger/kube/without-api';
 import type { AdmissionState, Endpoint } from './admit';
 import { answerBody, type Answer } from './answer';
-export { boundPort } from '@outrigger/kube';
+export { boundPort } from '@outrigger/kube/without-api';
 import type { Address } from './flags';
 import type { Logger } from './log';
 import type { WebhookMetrics } from './metrics';
@@ -295,7 +295,7 @@ export function closeUnusedConnections(server: HttpsServer): void {
   connectionsOf.get(server)?.closeUnused(server);
 }
 
-export type { Probes } from '@outrigger/kube';
+export type { Probes } from '@outrigger/kube/without-api';
 
 export function startMetricsServer(
   metrics: WebhookMetrics,

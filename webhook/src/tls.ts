@@ -3,9 +3,7 @@
 
 import { X509Certificate } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
-import { CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
-import { FilePoller, ResilientWatch } from '@outrigger/kube';
-import type { ObjectRef } from './flags';
+import { FilePoller } from '@outrigger/kube/without-api';
 import type { Logger } from './log';
 import type { WebhookMetrics } from './metrics';
 
@@ -87,51 +85,5 @@ export class FileTlsSource implements TlsSource {
   stop(): Promise<void> {
     this.poller.stop();
     return Promise.resolve();
-  }
-}
-
-export class SecretTlsSource implements TlsSource {
-  private readonly watch: ResilientWatch<V1Secret>;
-
-  constructor(
-    store: TlsStore,
-    kc: KubeConfig,
-    ref: ObjectRef,
-    deps: { logger: Logger; metrics: WebhookMetrics },
-  ) {
-    const api = kc.makeApiClient(CoreV1Api);
-    const source = `secret ${ref.namespace}/${ref.name}`;
-    const decode = (v: string | undefined): string =>
-      Buffer.from(v ?? '', 'base64').toString('utf8');
-    this.watch = new ResilientWatch<V1Secret>({
-      kc,
-      path: `/api/v1/namespaces/${ref.namespace}/secrets`,
-      fieldSelector: `metadata.name=${ref.name}`,
-      list: () =>
-        api.listNamespacedSecret({
-          namespace: ref.namespace,
-          fieldSelector: `metadata.name=${ref.name}`,
-        }),
-      onChange: (items) => {
-        const data = items[0]?.data;
-        if (!data?.['tls.crt'] || !data['tls.key']) {
-          deps.logger.warn('serving certificate not in the Secret yet', { source });
-          return;
-        }
-        store.offer({ cert: decode(data['tls.crt']), key: decode(data['tls.key']) }, source);
-      },
-      onRestart: (reason) => deps.metrics.watchRestarts.inc({ resource: 'secrets', reason }),
-      logger: deps.logger,
-      resource: source,
-      resyncMs: 5 * 60_000,
-    });
-  }
-
-  start(): Promise<void> {
-    return this.watch.start();
-  }
-
-  stop(): Promise<void> {
-    return this.watch.stop();
   }
 }

@@ -1,0 +1,55 @@
+// The configuration from a ConfigMap, watched by name and read again on demand; each version
+// goes to the store, which keeps the last good one. Loaded only with an API server (cluster.ts).
+
+import type { KubeConfig, V1ConfigMap } from '@kubernetes/client-node';
+import { CONFIG_MAP_KEY } from '@outrigger/shared';
+import type { ConfigSource, ConfigStore } from './config-source';
+import type { ObjectRef } from './flags';
+import type { Logger } from './log';
+import type { WebhookMetrics } from './metrics';
+import { NamedConfigMap } from './named-config-map';
+
+export class ConfigMapSource implements ConfigSource {
+  private readonly configMap: NamedConfigMap;
+  private readonly source: string;
+
+  constructor(
+    private readonly store: ConfigStore,
+    kc: KubeConfig,
+    ref: ObjectRef,
+    deps: { logger: Logger; metrics: WebhookMetrics },
+  ) {
+    this.source = `configmap ${ref.namespace}/${ref.name}`;
+    this.configMap = new NamedConfigMap(kc, ref, { ...deps, resource: 'configmaps' }, (cm) =>
+      this.take(cm),
+    );
+  }
+
+  private take(cm: V1ConfigMap | undefined): void {
+    const text = cm?.data?.[CONFIG_MAP_KEY];
+    if (text === undefined) {
+      this.store.unreadable(
+        this.source,
+        cm ? `key ${CONFIG_MAP_KEY} is missing` : 'the ConfigMap does not exist',
+      );
+      return;
+    }
+    this.store.offer(text, this.source);
+  }
+
+  start(): Promise<void> {
+    return this.configMap.start();
+  }
+
+  async refresh(): Promise<void> {
+    try {
+      await this.configMap.read();
+    } catch (err) {
+      this.store.unreadable(this.source, (err as Error).message);
+    }
+  }
+
+  stop(): Promise<void> {
+    return this.configMap.stop();
+  }
+}
