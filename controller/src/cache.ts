@@ -1,8 +1,10 @@
-// A read-only view of one kind of object, replaced whole from a watch's list: it keys objects by
-// namespace/name and says which keys changed (by resourceVersion) or went away, so handlers can
-// enqueue keys, never events. The objects are the informer's own: nothing here changes them.
+// A read-only view of one kind of object, kept from a watch's deltas (or replaced whole, for the
+// watches of a named object or two): it keys objects by namespace/name and says which keys
+// changed (by resourceVersion) or went away, so handlers can enqueue keys, never events. The
+// objects are the watch's own: nothing here changes them.
 
 import type { KubernetesObject } from '@kubernetes/client-node';
+import type { WatchDelta } from '@outrigger/kube';
 
 export const objectKey = (o: { metadata?: { name?: string; namespace?: string } }): string => {
   const meta = o.metadata ?? {};
@@ -15,7 +17,7 @@ export interface CacheDiff<T> {
 }
 
 export class ObjectCache<T extends KubernetesObject> {
-  private objects: ReadonlyMap<string, T> = new Map();
+  private objects: Map<string, T> = new Map();
   private synced = false;
 
   get hasSynced(): boolean {
@@ -36,6 +38,25 @@ export class ObjectCache<T extends KubernetesObject> {
 
   keys(): IterableIterator<string> {
     return this.objects.keys();
+  }
+
+  /** Takes a watch's delta and returns what really changed: the same version again is no change. */
+  apply(delta: WatchDelta<T>): CacheDiff<T> {
+    const objects = this.objects;
+    const changed: T[] = [];
+    const deleted: string[] = [];
+    for (const item of delta.deleted) {
+      const key = objectKey(item);
+      if (objects.delete(key)) deleted.push(key);
+    }
+    for (const item of delta.changed) {
+      const key = objectKey(item);
+      if (objects.get(key)?.metadata?.resourceVersion !== item.metadata?.resourceVersion)
+        changed.push(item);
+      objects.set(key, item);
+    }
+    this.synced = true;
+    return { changed, deleted };
   }
 
   /** Takes the watch's whole current list and returns what differs from the last one. */

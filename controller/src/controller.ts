@@ -1,6 +1,6 @@
-// The controller's shell: caches fed by watches (namespaces, the three workload kinds, the two
-// selected sets of pods, the configuration ConfigMap), and a work queue that exists only while
-// this replica leads. Handlers turn changes into keys: `Namespace/<name>` for the opt-in label,
+// The controller's shell: caches fed by the watches' deltas (namespaces; the three workload kinds
+// and the two selected sets of pods, kept by owner in owner-index.ts; the configuration
+// ConfigMap), and a work queue that exists only while this replica leads. Handlers turn changes into keys: `Namespace/<name>` for the opt-in label,
 // the one wave key for everything the wave depends on, and, in self-managed mode, the one
 // certificates key. Followers keep the caches warm; a new
 // leader enqueues every key, as whatever happened while it did not lead must be looked at again.
@@ -9,23 +9,13 @@ import {
   AppsV1Api,
   CoreV1Api,
   type KubeConfig,
-  type KubernetesObject,
   type V1ConfigMap,
   type V1Namespace,
   type V1Pod,
 } from '@kubernetes/client-node';
-import type { ObjectRef } from '@outrigger/kube';
-import {
-  STAMPED_KINDS,
-  asWorkload,
-  historyConfigMapName,
-  injectedContainerNames,
-  readStamp,
-  type KubeObject,
-  type StampedKind,
-  type Workload,
-} from '@outrigger/shared';
-import { ObjectCache, objectKey } from './cache';
+import type { ObjectRef, WatchDelta } from '@outrigger/kube';
+import { historyConfigMapName, type StampedKind, type Workload } from '@outrigger/shared';
+import { ObjectCache } from './cache';
 import { CERTIFICATES_KEY, CertificateKeeper } from './certificate-keeper';
 import type { CertificateFlags } from './flags';
 import { ConfigHolder, type ConfigInForce, type ConfigProblem } from './config-map';
@@ -34,7 +24,8 @@ import { HISTORY_KEY, reconcileHistory } from './history';
 import type { Logger } from './log';
 import type { ControllerMetrics } from './metrics';
 import { namespaceKey, namespaceOfKey, reconcileNamespace } from './namespace';
-import { countPods, injectedPodSelector } from './pods';
+import { OwnerIndex, type PodSet } from './owner-index';
+import { injectedPodSelector } from './pods';
 import { probeReady } from './webhook-probe';
 import { TerminalError, WorkQueue, WriteLimiter, type ReconcileEvent, type Result } from './queue';
 import { WAVE_KEY, WaveStep, type OwnerBackoff, type WaveView } from './rollout';
@@ -64,21 +55,10 @@ export interface ControllerOptions {
 /** The kind of a key, for metrics: Namespace, Wave or Certificates. */
 const kindOfKey = (key: string): string => key.split('/')[0] ?? 'unknown';
 
-/** A workload as our own write left it, until the cache shows that write or a later one. */
-interface Written {
-  before: string | undefined;
-  after: Workload;
-}
-
 export class Controller {
   readonly namespaces = new ObjectCache<V1Namespace>();
-  readonly workloads: Record<StampedKind, ObjectCache<KubernetesObject>> = {
-    Deployment: new ObjectCache<KubernetesObject>(),
-    StatefulSet: new ObjectCache<KubernetesObject>(),
-    DaemonSet: new ObjectCache<KubernetesObject>(),
-  };
-  readonly escapedPods = new ObjectCache<V1Pod>();
-  readonly injectedPods = new ObjectCache<V1Pod>();
+  /** Every owner: its workload, its pods and its assessment. */
+  readonly owners: OwnerIndex;
   readonly config: ConfigHolder;
   /**
    * Whether the Lease is still held and recently renewed; checked before every write, since
@@ -97,7 +77,6 @@ export class Controller {
   private gateJudging = false;
 
   private queue: WorkQueue | undefined;
-  private readonly written = new Map<string, Written>();
   private readonly dryRunReported = new Set<string>();
   /** Owners whose last write was refused (not a conflict), with when to try again. */
   private readonly failures = new Map<string, OwnerBackoff>();
@@ -113,6 +92,7 @@ export class Controller {
     this.core = o.kc.makeApiClient(CoreV1Api);
     this.apps = o.kc.makeApiClient(AppsV1Api);
     this.config = new ConfigHolder(o.configMap);
+    this.owners = new OwnerIndex((name) => this.namespaces.get(name), o.systemNamespace);
     this.clock = o.clock ?? Date.now;
     this.limiter = new WriteLimiter(o.writeLimit ?? WRITE_LIMIT);
     this.events = new EventRecorder({
@@ -169,22 +149,27 @@ export class Controller {
     return this.podSelector;
   }
 
-  onNamespaces(items: readonly V1Namespace[]): void {
-    const { changed, deleted } = this.namespaces.replace(items);
-    for (const ns of changed) this.queue?.add(namespaceKey(ns.metadata?.name ?? ''));
+  onNamespaces(delta: WatchDelta<V1Namespace>): void {
+    const { changed, deleted } = this.namespaces.apply(delta);
+    const names = changed.map((ns) => ns.metadata?.name ?? '');
+    for (const name of names) this.queue?.add(namespaceKey(name));
     // A namespace's opt-in decides the scope of every owner in it.
+    this.owners.namespacesChanged([...names, ...deleted]);
     if (changed.length > 0 || deleted.length > 0) this.waveChanged();
   }
 
-  onWorkloads(kind: StampedKind, items: readonly KubernetesObject[]): void {
-    const { changed, deleted } = this.workloads[kind].replace(items);
-    if (changed.length > 0 || deleted.length > 0) this.waveChanged();
+  onWorkloads(kind: StampedKind, delta: WatchDelta<Workload>): void {
+    if (this.owners.workloadsChanged(kind, delta)) this.waveChanged();
   }
 
-  onPods(which: 'escaped' | 'injected', items: readonly V1Pod[]): void {
-    const cache = which === 'escaped' ? this.escapedPods : this.injectedPods;
-    const { changed, deleted } = cache.replace(items);
-    if (changed.length > 0 || deleted.length > 0) this.waveChanged();
+  /**
+   * Pods that changed; or, with `all`, the first list of a watch with a new selector, which
+   * replaces the set (pods the old selector chose and the new one does not are gone from it).
+   */
+  onPods(set: PodSet, delta: WatchDelta<V1Pod>, all?: Iterable<V1Pod>): void {
+    if (all) this.owners.podsReplaced(set, all);
+    else this.owners.podsChanged(set, delta);
+    if (all || delta.changed.length > 0 || delta.deleted.length > 0) this.waveChanged();
   }
 
   onConfigMap(items: readonly V1ConfigMap[]): void {
@@ -292,12 +277,7 @@ export class Controller {
         config: this.config.inForce,
         configAnnotations: this.config.configMap?.metadata?.annotations,
         history: this.history,
-        inUse: new Set(
-          this.currentWorkloads().flatMap((w) => {
-            const pinned = readStamp(w)?.revision;
-            return pinned ? [pinned] : [];
-          }),
-        ),
+        inUse: this.owners.pinnedRevisions(),
         clock: this.clock,
         acquireWrite: () => this.acquireWrite(queue),
         metrics: this.o.metrics,
@@ -339,11 +319,7 @@ export class Controller {
         clock: this.clock,
         acquireWrite: () => this.acquireWrite(queue),
         onWrite: (resource, verb) => metrics.writes.inc({ resource, verb }),
-        onWritten: (before, after) =>
-          this.written.set(`${after.kind}/${objectKey(after)}`, {
-            before: before.metadata?.resourceVersion,
-            after,
-          }),
+        onWritten: (before, after) => this.owners.wrote(before, after),
         events: this.events,
         dryRunReported: this.dryRunReported,
         // Asked only when a heal is planned: a steady cluster makes no calls at all.
@@ -353,25 +329,18 @@ export class Controller {
         logger,
         onJudging: (judging) => this.judgingChanged(judging),
       },
-      this.view(),
+      this.view(config),
       config,
     );
     return step.run();
   }
 
   /** The caches as the wave reads them, with our own latest writes laid over stale entries. */
-  view(): WaveView {
-    const inForce = this.config.inForce;
+  private view(config: ConfigInForce): WaveView {
     return {
-      config: inForce,
       configMap: this.config.configMap,
-      workloads: this.currentWorkloads(),
-      namespace: (name) => this.namespaces.get(name),
-      pods: countPods(
-        { escaped: this.escapedPods.values(), injected: this.injectedPods.values() },
-        inForce?.revision ?? '',
-        inForce && injectedContainerNames(inForce.config),
-      ),
+      assess: (nowMs) => this.owners.assess(config, nowMs),
+      workload: (key) => this.owners.workload(key),
       // The gate reads the pods at the revision, which only the widened selector lists.
       podsSynced:
         this.podSelector !== undefined &&
@@ -383,31 +352,6 @@ export class Controller {
   private widePodSelector(): string | undefined {
     const inForce = this.config.inForce;
     return inForce && injectedPodSelector(inForce.revision, true, true);
-  }
-
-  private currentWorkloads(): Workload[] {
-    const out: Workload[] = [];
-    const seen = new Set<string>();
-    for (const kind of STAMPED_KINDS) {
-      for (const cached of this.workloads[kind].values()) {
-        const w = asWorkload(cached as KubeObject, kind);
-        if (!w) continue;
-        const key = `${kind}/${objectKey(w)}`;
-        seen.add(key);
-        out.push(this.newest(key, w));
-      }
-    }
-    for (const key of this.written.keys()) if (!seen.has(key)) this.written.delete(key);
-    return out;
-  }
-
-  /** Our write while the cache still shows the version it replaced; else the cache's. */
-  private newest(key: string, cached: Workload): Workload {
-    const mine = this.written.get(key);
-    if (!mine) return cached;
-    if (cached.metadata?.resourceVersion === mine.before) return mine.after;
-    this.written.delete(key);
-    return cached;
   }
 
   private async reportConfigProblem(cm: V1ConfigMap | undefined, message: string): Promise<void> {

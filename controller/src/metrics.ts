@@ -152,10 +152,9 @@ export class ControllerMetrics {
     for (const s of WAVE_STAGES) this.waveStage.set({ stage: s }, s === stage ? 1 : 0);
   }
 
-  setOwnerStates(states: readonly OwnerState[]): void {
-    const counts = new Map<OwnerState, number>(OWNER_STATES.map((s) => [s, 0]));
-    for (const s of states) counts.set(s, (counts.get(s) ?? 0) + 1);
-    for (const [state, n] of counts) this.owners.set({ state }, n);
+  /** Owners by state, every state given (zero when none). */
+  setOwnerStates(counts: ReadonlyMap<OwnerState, number>): void {
+    for (const state of OWNER_STATES) this.owners.set({ state }, counts.get(state) ?? 0);
   }
 
   setRevision(revision: string): void {

@@ -1,6 +1,7 @@
 // The wave reconcile: one key for the whole cluster, because the budget of rollouts at once is
-// cluster-wide and the wave's stop holds for every owner. It reads the caches, assesses every
-// owner and plans the wave (shared/src/wave.ts, pure), then carries the plan out: restarts, completions,
+// cluster-wide and the wave's stop holds for every owner. It reads the owners as the index last
+// assessed them (owner-index.ts: only those an event touched are assessed again) and plans the
+// wave over those that can matter (shared/src/quiet-owners.ts, pure), then carries the plan out: restarts, completions,
 // the wave's stop or resume on the ConfigMap, Events and metrics. Running it twice does nothing
 // the second time: every decision is read back from the cluster, and each write carries the
 // resourceVersion it was decided on, so a write from a stale cache fails instead of repeating.
@@ -11,7 +12,6 @@ import {
   PatchStrategy,
   setHeaderOptions,
   type V1ConfigMap,
-  type V1Namespace,
 } from '@kubernetes/client-node';
 import {
   apiErrorMessage,
@@ -26,21 +26,19 @@ import type { ConfigInForce } from './config-map';
 import type { EventRecorder, EventSubject } from './events';
 import type { Logger } from './log';
 import type { ControllerMetrics } from './metrics';
-import { namespaceMeta } from './namespace';
+import type { AssessedFleet } from './owner-index';
 import {
-  assessOwner,
   clearStopPatch,
   completionPatch,
   earliest,
   ownerKey,
-  planWave,
+  planFleet,
   readWave,
   restartPatch,
   resumePatch,
   waveStopPatch,
   type OwnerAssessment,
   type OwnerRef,
-  type PodCounts,
   type WaveReportEntry,
   type ReportReason,
   type RestartOrder,
@@ -48,7 +46,6 @@ import {
   formatTime,
   stagePatch,
 } from '@outrigger/shared';
-import { noPods } from './pods';
 import type { Result } from './queue';
 import type { Workload } from '@outrigger/shared';
 
@@ -56,11 +53,11 @@ export const WAVE_KEY = 'Wave';
 
 /** What the wave reads: the caches, as they stand. */
 export interface WaveView {
-  config: ConfigInForce | undefined;
   configMap: V1ConfigMap | undefined;
-  workloads: readonly Workload[];
-  namespace: (name: string) => V1Namespace | undefined;
-  pods: ReadonlyMap<string, PodCounts>;
+  /** The owners assessed at this time: those that can matter to the plan, and counts of all. */
+  assess: (nowMs: number) => AssessedFleet;
+  /** An owner's workload by ownerKey, with our own latest write laid over a stale cache. */
+  workload: (key: string) => Workload | undefined;
   /** Whether the pods at the current revision are listed, which the health gate waits for. */
   podsSynced: boolean;
 }
@@ -135,27 +132,6 @@ const subjectOf = (w: Workload): EventSubject => ({
   uid: w.metadata?.uid,
 });
 
-function assessAll(view: WaveView, config: ConfigInForce, deps: WaveDeps, nowMs: number) {
-  const assessments: OwnerAssessment[] = [];
-  const byKey = new Map<string, Workload>();
-  for (const workload of view.workloads) {
-    const ns = view.namespace(workload.metadata?.namespace ?? '');
-    if (!ns) continue;
-    const a = assessOwner({
-      workload,
-      namespace: namespaceMeta(ns),
-      config: config.config,
-      revision: config.revision,
-      pods: view.pods.get(ownerKey(refOfWorkload(workload))) ?? noPods(),
-      nowMs,
-      systemNamespace: deps.systemNamespace,
-    });
-    assessments.push(a);
-    byKey.set(ownerKey(a.owner), workload);
-  }
-  return { assessments, byKey };
-}
-
 function refOfWorkload(w: Workload): OwnerRef {
   return { namespace: w.metadata?.namespace ?? '', kind: w.kind, name: w.metadata?.name ?? '' };
 }
@@ -175,14 +151,13 @@ export class WaveStep {
   async run(): Promise<Result> {
     const { deps, view, config } = this;
     const nowMs = deps.clock();
-    const { assessments, byKey } = assessAll(view, config, deps, nowMs);
-    for (const key of deps.failures.keys()) if (!byKey.has(key)) deps.failures.delete(key);
+    const fleet = view.assess(nowMs);
+    for (const key of deps.failures.keys()) if (!view.workload(key)) deps.failures.delete(key);
     const input = {
-      owners: assessments,
       // An owner whose restart was refused waits out its back-off: it holds no slot the next
       // owner could use, and a canary backing off still holds the canary stage.
       backingOff: new Set(
-        assessments.filter((a) => this.backingOff(a, nowMs)).map((a) => ownerKey(a.owner)),
+        fleet.active.filter((a) => this.backingOff(a, nowMs)).map((a) => ownerKey(a.owner)),
       ),
       revision: config.revision,
       rollout: config.config.rollout,
@@ -190,11 +165,11 @@ export class WaveStep {
       nowMs,
       podsSynced: view.podsSynced,
     };
-    let plan = planWave(input);
+    let plan = planFleet(input, fleet);
     if (plan.restart.some((o) => o.kind === 'heal') && !(await deps.webhookReady()))
-      plan = planWave({ ...input, webhookReady: false });
-    this.observe(assessments, plan);
-    await this.carryOut(plan, byKey, nowMs);
+      plan = planFleet({ ...input, webhookReady: false }, fleet);
+    this.observe(fleet, plan);
+    await this.carryOut(plan, nowMs);
     return this.next(plan, nowMs);
   }
 
@@ -228,31 +203,30 @@ export class WaveStep {
     return earliest(running.map((f) => f.untilMs));
   }
 
-  private observe(assessments: readonly OwnerAssessment[], plan: WavePlan): void {
+  private observe(fleet: AssessedFleet, plan: WavePlan): void {
     const { metrics } = this.deps;
-    metrics.setOwnerStates(assessments.map((a) => a.state));
+    metrics.setOwnerStates(fleet.states);
     metrics.waveStopped.set(plan.stopped ? 1 : 0);
     metrics.setStage(plan.stage);
     this.deps.onJudging(plan.report.some((e) => e.gate !== undefined));
   }
 
-  private async carryOut(plan: WavePlan, byKey: Map<string, Workload>, nowMs: number) {
+  private async carryOut(plan: WavePlan, nowMs: number) {
     for (const e of plan.report) this.lastReport.set(ownerKey(e.owner), e);
     // The restarts of this plan assume its stop or resume is on the ConfigMap: when the write
     // met a stale cache, none of them is made; the step runs again once the watch caught up.
     const recorded = plan.resume
       ? await this.resume(nowMs)
       : plan.stop
-        ? await this.stop(plan, byKey, nowMs)
+        ? await this.stop(plan, nowMs)
         : !plan.clearStop || (await this.patchConfigMap(clearStopPatch()));
     if (!recorded) return;
     if (plan.record || plan.lastGood) await this.recordStage(plan);
     await this.reportWindow(plan);
-    for (const owner of plan.complete)
-      await this.owner(owner, nowMs, (w) => this.complete(w), byKey);
+    for (const owner of plan.complete) await this.owner(owner, nowMs, (w) => this.complete(w));
     for (const order of plan.restart)
-      await this.owner(order.owner, nowMs, (w) => this.restart(order, w, nowMs), byKey);
-    await this.report(plan.report, byKey);
+      await this.owner(order.owner, nowMs, (w) => this.restart(order, w, nowMs));
+    await this.report(plan.report);
   }
 
   /**
@@ -266,10 +240,9 @@ export class WaveStep {
     ref: OwnerRef,
     nowMs: number,
     act: (w: Workload) => Promise<void>,
-    byKey: Map<string, Workload>,
   ): Promise<void> {
     const key = ownerKey(ref);
-    const w = byKey.get(key);
+    const w = this.view.workload(key);
     const failed = this.deps.failures.get(key);
     if (!w || (failed && failed.untilMs > nowMs)) return;
     try {
@@ -403,7 +376,7 @@ export class WaveStep {
     };
   }
 
-  private async stop(plan: WavePlan, byKey: Map<string, Workload>, nowMs: number) {
+  private async stop(plan: WavePlan, nowMs: number) {
     const stop = plan.stop;
     if (!stop) return true;
     const { deps, config } = this;
@@ -417,7 +390,7 @@ export class WaveStep {
       detail: stop.detail,
       resume: `kubectl annotate configmap -n ${deps.configMapRef.namespace} ${deps.configMapRef.name} outrigger.dev/resume=now`,
     });
-    const w = byKey.get(ownerKey(stop.owner));
+    const w = this.view.workload(ownerKey(stop.owner));
     const message = `${stop.reason}: ${stop.detail}. The wave to revision ${config.revision} is stopped until the configuration changes or an admin resumes it (annotate ConfigMap ${deps.configMapRef.namespace}/${deps.configMapRef.name} outrigger.dev/resume=now)`;
     const rollback =
       config.config.rollout.onFailure === 'rollback'
@@ -506,11 +479,11 @@ export class WaveStep {
   }
 
   /** Events for owners left alone for a reason an admin should see; once per revision. */
-  private async report(entries: readonly WaveReportEntry[], byKey: Map<string, Workload>) {
+  private async report(entries: readonly WaveReportEntry[]) {
     const { deps, config } = this;
     for (const e of entries) {
       if (e.action === 'restart' && config.config.rollout.mode === 'dry-run') this.wouldRestart(e);
-      const w = byKey.get(ownerKey(e.owner));
+      const w = this.view.workload(ownerKey(e.owner));
       const reported = reportEvent(e, config.config);
       if (!w || !reported) continue;
       await deps.events.record({

@@ -1,22 +1,21 @@
 // Every watch the controller keeps, each a ResilientWatch (restarts on errors and silence,
 // re-lists periodically, counts restarts): namespaces, the three workload kinds cluster-wide,
-// the configuration ConfigMap by name, and two label-selected sets of pods. The injected-pod
-// selector names the current revision, so that watch is replaced when the revision changes.
+// the configuration ConfigMap by name, and two label-selected sets of pods. The big ones keep
+// only what the controller reads of each object (slim.ts) and hand it what changed. The
+// injected-pod selector names the current revision, so that watch is replaced when it changes.
 
 import {
   AdmissionregistrationV1Api,
-  AppsV1Api,
   CoreV1Api,
   type KubeConfig,
   type KubernetesListObject,
   type KubernetesObject,
   type V1ConfigMap,
-  type V1Namespace,
   type V1MutatingWebhookConfiguration,
   type V1Pod,
   type V1Secret,
 } from '@kubernetes/client-node';
-import { ResilientWatch, plainJson, workloadClient } from '@outrigger/kube';
+import { ResilientWatch, type Keyed, type WatchDelta } from '@outrigger/kube';
 import {
   CA_SECRET_NAME,
   ESCAPED_POD_SELECTOR,
@@ -26,6 +25,7 @@ import {
 import type { Controller } from './controller';
 import type { Logger } from './log';
 import type { ControllerMetrics } from './metrics';
+import { slimNamespace, slimPod, slimWorkload } from './slim';
 
 export interface WatchDeps {
   kc: KubeConfig;
@@ -34,24 +34,22 @@ export interface WatchDeps {
   metrics: ControllerMetrics;
 }
 
-/** Re-list this often even when a watch looks healthy (client-go's informers resync too). */
+/**
+ * Re-list from the API server this often even when a watch looks healthy: a watch that went
+ * silent without an error is replaced, and anything a lost event hid is seen again.
+ */
 export const RESYNC_MS = 10 * 60_000;
 
-/** Lists as plain JSON, the shape watch events have (plainJson). */
-async function plainList<T extends KubernetesObject>(
-  list: Promise<KubernetesListObject<T>>,
-): Promise<KubernetesListObject<T>> {
-  const result = await list;
-  return { ...result, items: plainJson(result.items) };
-}
-
-function watch<T extends KubernetesObject>(
+function watch<T extends Keyed>(
   d: WatchDeps,
   o: {
     path: string;
     resource: string;
-    list: () => Promise<KubernetesListObject<T>>;
-    onChange: (items: readonly T[]) => void;
+    /** A typed list of one's own, for the watches of named objects; else a paged raw list. */
+    list?: () => Promise<KubernetesListObject<KubernetesObject>>;
+    transform?: (object: KubernetesObject) => T;
+    onChange?: (items: readonly T[]) => void;
+    onDelta?: (delta: WatchDelta<T>) => void;
     fieldSelector?: string;
     labelSelector?: string;
   },
@@ -59,10 +57,12 @@ function watch<T extends KubernetesObject>(
   return new ResilientWatch<T>({
     kc: d.kc,
     path: o.path,
-    list: () => plainList(o.list()),
+    list: o.list,
+    transform: o.transform,
     fieldSelector: o.fieldSelector,
     labelSelector: o.labelSelector,
     onChange: o.onChange,
+    onDelta: o.onDelta,
     onRestart: (reason) => d.metrics.watchRestarts.inc({ resource: o.resource, reason }),
     logger: d.logger,
     resource: o.resource,
@@ -76,13 +76,12 @@ const WORKLOAD_PATHS: Record<StampedKind, string> = {
   DaemonSet: 'daemonsets',
 };
 
-function workloadWatch(d: WatchDeps, kind: StampedKind): ResilientWatch<KubernetesObject> {
-  const client = workloadClient(d.kc.makeApiClient(AppsV1Api), kind);
-  return watch<KubernetesObject>(d, {
+function workloadWatch(d: WatchDeps, kind: StampedKind): ResilientWatch<Keyed> {
+  return watch(d, {
     path: `/apis/apps/v1/${WORKLOAD_PATHS[kind]}`,
     resource: WORKLOAD_PATHS[kind],
-    list: () => client.list(),
-    onChange: (items) => d.controller.onWorkloads(kind, items),
+    transform: slimWorkload(kind),
+    onDelta: (delta) => d.controller.onWorkloads(kind, delta),
   });
 }
 
@@ -91,14 +90,19 @@ export function podWatch(
   which: 'escaped' | 'injected',
   labelSelector: string,
 ): ResilientWatch<V1Pod> {
-  const core = d.kc.makeApiClient(CoreV1Api);
-  return watch<V1Pod>(d, {
+  let first = true;
+  const pods: ResilientWatch<V1Pod> = watch<V1Pod>(d, {
     path: '/api/v1/pods',
     resource: `pods (${which})`,
     labelSelector,
-    list: () => core.listPodForAllNamespaces({ labelSelector }),
-    onChange: (items) => d.controller.onPods(which, items),
+    transform: slimPod,
+    // The first list of a new watch replaces what the watch it replaces had chosen.
+    onDelta: (delta) => {
+      d.controller.onPods(which, delta, first ? pods.objects.values() : undefined);
+      first = false;
+    },
   });
+  return pods;
 }
 
 /**
@@ -173,11 +177,11 @@ export function fixedWatches(d: WatchDeps): ResilientWatch<KubernetesObject>[] {
       list: () => core.listNamespacedConfigMap({ namespace: ref.namespace, fieldSelector: byName }),
       onChange: (items) => d.controller.onConfigMap(items),
     }),
-    watch<V1Namespace>(d, {
+    watch(d, {
       path: '/api/v1/namespaces',
       resource: 'namespaces',
-      list: () => core.listNamespace(),
-      onChange: (items) => d.controller.onNamespaces(items),
+      transform: slimNamespace,
+      onDelta: (delta) => d.controller.onNamespaces(delta),
     }),
     workloadWatch(d, 'Deployment'),
     workloadWatch(d, 'StatefulSet'),

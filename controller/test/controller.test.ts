@@ -14,6 +14,9 @@ function ns(name: string, resourceVersion: string, optedIn = false): V1Namespace
   };
 }
 
+/** A watch's delta that brings these namespaces, added or changed. */
+const changed = (...namespaces: V1Namespace[]) => ({ changed: namespaces, deleted: [] });
+
 async function writes(metrics: ControllerMetrics): Promise<number> {
   return (await metrics.writes.get()).values.reduce((sum, v) => sum + v.value, 0);
 }
@@ -37,7 +40,7 @@ describe('Controller', () => {
   afterEach(() => controller.stopLeading());
 
   it('writes nothing while following, and sets the leader gauge when leading', async () => {
-    controller.onNamespaces([ns('shop', '1', true)]);
+    controller.onNamespaces(changed(ns('shop', '1', true)));
     expect(await writes(metrics)).toBe(0);
     expect((await metrics.leader.get()).values[0]?.value).toBe(0);
     controller.startLeading();
@@ -48,20 +51,20 @@ describe('Controller', () => {
 
   it('reconciles a namespace that arrives in a new view against that view', async () => {
     controller.startLeading();
-    controller.onNamespaces([ns('quiet', '1')]);
-    controller.onNamespaces([ns('quiet', '1'), ns('shop', '2', true)]);
+    controller.onNamespaces(changed(ns('quiet', '1')));
+    controller.onNamespaces(changed(ns('shop', '2', true)));
     await new Promise((resolve) => setImmediate(resolve));
     expect(await writes(metrics)).toBe(1);
   });
 
   it('enqueues only namespaces whose resourceVersion changed', async () => {
     controller.startLeading();
-    controller.onNamespaces([ns('quiet', '1')]);
+    controller.onNamespaces(changed(ns('quiet', '1')));
     await new Promise((resolve) => setImmediate(resolve));
     const before = (await metrics.reconciles.get()).values
       .filter((v) => v.labels.kind === 'Namespace')
       .reduce((s, v) => s + v.value, 0);
-    controller.onNamespaces([ns('quiet', '1')]);
+    controller.onNamespaces(changed(ns('quiet', '1')));
     await new Promise((resolve) => setTimeout(resolve, 10));
     const after = (await metrics.reconciles.get()).values
       .filter((v) => v.labels.kind === 'Namespace')

@@ -25,6 +25,7 @@ import winston from 'winston';
 import type { ConfigInForce } from '../src/config-map';
 import { EventRecorder, type EventReason } from '../src/events';
 import { ControllerMetrics } from '../src/metrics';
+import { OwnerIndex } from '../src/owner-index';
 import { WorkQueue, type ReconcileEvent, type Result } from '../src/queue';
 import { WAVE_KEY, WaveStep, type WaveDeps, type WaveView } from '../src/rollout';
 import { unreachable } from './kubeconfig';
@@ -86,8 +87,12 @@ function rolling(name: string, atMs: number): Workload {
 
 function view(workloads: Workload[]): WaveView {
   const ns: V1Namespace = { metadata: { name: NAMESPACE, annotations: { [INJECT]: ENABLED } } };
+  const owners = new OwnerIndex(
+    (name) => (name === NAMESPACE ? ns : undefined),
+    'outrigger-system',
+  );
+  owners.workloadsChanged('Deployment', { changed: workloads, deleted: [] });
   return {
-    config,
     configMap: {
       metadata: {
         name: 'outrigger-config',
@@ -100,9 +105,8 @@ function view(workloads: Workload[]): WaveView {
         },
       },
     },
-    workloads,
-    namespace: (name) => (name === NAMESPACE ? ns : undefined),
-    pods: new Map(),
+    assess: (nowMs) => owners.assess(config, nowMs),
+    workload: (key) => owners.workload(key),
     podsSynced: true,
   };
 }

@@ -1,15 +1,21 @@
-// API access: the kubeconfig, and a list-watch that does not die silently. The client's
-// ListWatch stops for good on any error but 410 (kubernetes-client/javascript #596, #958):
-// this wrapper restarts it with capped, jittered back-off, re-lists periodically so a watch
-// that went quiet without an error is replaced too, and counts every restart.
+// API access: the kubeconfig, and a list-watch that does not die silently and keeps only what its
+// reader needs. The client's ListWatch stops for good on any error but 410
+// (kubernetes-client/javascript #596, #958) and caches every object whole; this one lists in
+// pages as plain JSON, passes each object through the reader's transform before it is kept,
+// watches from the list's resourceVersion (with bookmarks, so a quiet watch resumes where it
+// was), hands its reader the changes of each burst of events (never the whole list again),
+// restarts with capped, jittered back-off after an error, re-lists periodically so a watch that
+// went quiet without an error is replaced too, and counts every restart.
 
 import {
+  HttpMethod,
   KubeConfig,
-  ListWatch,
+  RequestContext,
   Watch,
   type KubernetesListObject,
   type KubernetesObject,
 } from '@kubernetes/client-node';
+import { fetch } from 'undici';
 import type { KubeLogger } from './log';
 
 export function loadKubeConfig(path: string | undefined): KubeConfig {
@@ -21,31 +27,79 @@ export function loadKubeConfig(path: string | undefined): KubeConfig {
 
 export type RestartReason = 'error' | 'resync';
 
-export interface WatchOptions<T extends KubernetesObject> {
+/** What a watch's store needs of an object it keeps: its key and version. */
+export interface Keyed {
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
+}
+
+/** What changed in one burst of watch events, or between two lists. */
+export interface WatchDelta<T> {
+  /** Objects added or changed, as the store now holds them. */
+  changed: readonly T[];
+  /** Objects gone, as the store last held them. */
+  deleted: readonly T[];
+}
+
+export interface WatchOptions<T extends Keyed> {
   kc: KubeConfig;
   /** The watch path, such as /api/v1/namespaces. */
   path: string;
-  list: () => Promise<KubernetesListObject<T>>;
+  /** A list of one's own (a typed client); by default the path is listed in pages as plain JSON. */
+  list?: () => Promise<KubernetesListObject<KubernetesObject>>;
   fieldSelector?: string;
   labelSelector?: string;
-  /** Called with every object after each (re)list and each burst of changes. The objects are the
-   * cache's own: read them, never change them. */
-  onChange: (objects: readonly T[]) => void;
-  /** Each restart: `error` after a failure (back-off), `resync` for the periodic re-list. */
+  /**
+   * What the store keeps of each object: the reader's fields only, so that a watch of thousands
+   * of objects holds kilobytes of each, not the whole object with its managedFields. It must
+   * keep metadata.name, namespace and resourceVersion. Identity by default.
+   */
+  transform?: (object: KubernetesObject) => T;
+  /** Called with every object after each (re)list and each burst of changes (small watches). */
+  onChange?: (objects: readonly T[]) => void;
+  /** Called with what changed after each (re)list and each burst of changes. */
+  onDelta?: (delta: WatchDelta<T>) => void;
+  /** Each restart: `error` after a failure (back-off), `resync` for a re-list that is no failure. */
   onRestart: (reason: RestartReason) => void;
   logger: KubeLogger;
   /** Name for logs and metrics. */
   resource: string;
   /** Re-list at least this often even when the watch looks healthy. */
   resyncMs?: number;
+  /** Objects per page of a list (default 500), which bounds what one response holds. */
+  pageSize?: number;
 }
 
 const BASE_DELAY_MS = 500;
 const MAX_DELAY_MS = 30_000;
 const HEALTHY_AFTER_MS = 30_000;
+const PAGE_SIZE = 500;
 
-export class ResilientWatch<T extends KubernetesObject> {
-  private informer: ListWatch<T> | undefined;
+export const storeKey = (o: { metadata?: { name?: string; namespace?: string } }): string => {
+  const meta = o.metadata ?? {};
+  return meta.namespace ? `${meta.namespace}/${meta.name ?? ''}` : (meta.name ?? '');
+};
+
+/** An error answer of the API server, with its status code. */
+class ApiStatusError extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+interface Listed {
+  items: KubernetesObject[];
+  resourceVersion: string;
+}
+
+export class ResilientWatch<T extends Keyed> {
+  private store = new Map<string, T>();
+  /** Bumped by every (re)start: callbacks of an older list or watch are ignored. */
+  private generation = 0;
+  private request: AbortController | undefined;
+  private resourceVersion = '';
   private failures = 0;
   private timer: NodeJS.Timeout | undefined;
   private resyncTimer: NodeJS.Timeout | undefined;
@@ -53,16 +107,24 @@ export class ResilientWatch<T extends KubernetesObject> {
   private synced = false;
   private readonly firstSync: Promise<void>;
   private resolveFirstSync: () => void = () => undefined;
+  private readonly changed = new Map<string, T>();
+  private readonly deleted = new Map<string, T>();
+  private flushScheduled = false;
+  private readonly transform: (object: KubernetesObject) => T;
 
-  constructor(private readonly o: WatchOptions<T>) {
+  constructor(private readonly options: WatchOptions<T>) {
     this.firstSync = new Promise((resolve) => (this.resolveFirstSync = resolve));
+    this.transform = options.transform ?? ((object) => object as T);
   }
 
   /** Starts watching; resolves after the first successful list. */
   async start(): Promise<void> {
     this.begin();
-    if (this.o.resyncMs)
-      this.resyncTimer = setInterval(() => this.restart('resync'), this.o.resyncMs).unref();
+    if (this.options.resyncMs)
+      this.resyncTimer = setInterval(
+        () => this.restart('resync', 'periodic re-list'),
+        this.options.resyncMs,
+      ).unref();
     await this.firstSync;
   }
 
@@ -70,66 +132,204 @@ export class ResilientWatch<T extends KubernetesObject> {
     return this.synced;
   }
 
+  /** The objects as last listed and watched, transformed: read them, never change them. */
+  get objects(): ReadonlyMap<string, T> {
+    return this.store;
+  }
+
   private begin(): void {
     if (this.stopped) return;
-    const informer = new ListWatch<T>(
-      this.o.path,
-      new Watch(this.o.kc),
-      this.o.list,
-      false,
-      this.o.labelSelector,
-      this.o.fieldSelector,
-    );
-    this.informer = informer;
-    let listed = false;
-    let scheduled = false;
-    const publish = (): void => {
-      scheduled = false;
-      if (this.informer !== informer) return;
-      this.synced = true;
-      this.resolveFirstSync();
-      this.o.onChange(informer.list());
-    };
-    // A list fires one event per object: publish once the list is in, then once per burst of
-    // events, never once per object (that is quadratic in the number of objects).
-    const onEvent = (): void => {
-      if (!listed || scheduled) return;
-      scheduled = true;
-      // Events after the list show the watch itself works: only now is the back-off reset.
-      this.failures = 0;
-      setImmediate(publish);
-    };
-    for (const verb of ['add', 'update', 'delete'] as const) informer.on(verb, onEvent);
-    informer.on('error', (err: unknown) => {
-      if (this.informer === informer) this.restart(`error: ${describe(err)}`);
-    });
-    informer.start().then(
-      () => {
-        listed = true;
-        publish();
+    const generation = ++this.generation;
+    const abort = new AbortController();
+    this.request = abort;
+    this.list(abort.signal).then(
+      (listed) => {
+        if (generation !== this.generation) return;
+        this.replace(listed);
+        this.watchFrom(generation);
         // A watch that stays up this long without an error counts as healthy too.
         setTimeout(() => {
-          if (this.informer === informer) this.failures = 0;
+          if (generation === this.generation) this.failures = 0;
         }, HEALTHY_AFTER_MS).unref();
       },
-      (err: unknown) => this.restart(`start failed: ${describe(err)}`),
+      (err: unknown) => {
+        if (generation === this.generation) this.restart('error', `list failed: ${describe(err)}`);
+      },
     );
   }
 
-  private restart(why: string): void {
+  private async list(signal: AbortSignal): Promise<Listed> {
+    if (this.options.list) {
+      const result = await this.options.list();
+      // Plain JSON, the shape watch events have: the typed client turns times into Dates.
+      const items = JSON.parse(JSON.stringify(result.items)) as KubernetesObject[];
+      return { items, resourceVersion: result.metadata?.resourceVersion ?? '' };
+    }
+    const items: KubernetesObject[] = [];
+    let resourceVersion = '';
+    let token: string | undefined;
+    do {
+      const page = await this.getPage(token, signal);
+      for (const item of page.items ?? []) items.push(item);
+      resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
+      // Raw JSON names it `continue`; the typed client's V1ListMeta calls it `_continue`.
+      token = (page.metadata as { continue?: string } | undefined)?.continue || undefined;
+    } while (token);
+    return { items, resourceVersion };
+  }
+
+  private async getPage(
+    token: string | undefined,
+    signal: AbortSignal,
+  ): Promise<KubernetesListObject<KubernetesObject>> {
+    const { kc, path, labelSelector, fieldSelector, pageSize } = this.options;
+    const server = kc.getCurrentCluster()?.server;
+    if (!server) throw new Error('the kubeconfig has no current cluster');
+    const url = new URL(server + path);
+    const query: Record<string, string | undefined> = {
+      limit: String(pageSize ?? PAGE_SIZE),
+      continue: token,
+      labelSelector,
+      fieldSelector,
+    };
+    for (const [key, value] of Object.entries(query))
+      if (value !== undefined) url.searchParams.set(key, value);
+    const ctx = new RequestContext(url.toString(), HttpMethod.GET);
+    await kc.applySecurityAuthentication(ctx);
+    const response = await fetch(url, {
+      headers: ctx.getHeaders(),
+      dispatcher: ctx.getDispatcher(),
+      signal,
+    });
+    const text = await response.text();
+    if (response.status !== 200) {
+      let message = text.slice(0, 300);
+      try {
+        message = (JSON.parse(text) as { message?: string }).message ?? message;
+      } catch {
+        // Not a Status object: the start of the body says what went wrong.
+      }
+      throw new ApiStatusError(response.status, `${response.status}: ${message}`);
+    }
+    return JSON.parse(text) as KubernetesListObject<KubernetesObject>;
+  }
+
+  /** A new list in place of the store: what differs from the last one is one delta. */
+  private replace(listed: Listed): void {
+    const before = this.store;
+    const next = new Map<string, T>();
+    for (const item of listed.items) {
+      const kept = this.transform(item);
+      const key = storeKey(kept);
+      next.set(key, kept);
+      if (before.get(key)?.metadata?.resourceVersion !== kept.metadata?.resourceVersion)
+        this.changed.set(key, kept);
+      this.deleted.delete(key);
+    }
+    for (const [key, old] of before)
+      if (!next.has(key)) {
+        this.changed.delete(key);
+        this.deleted.set(key, old);
+      }
+    this.store = next;
+    this.resourceVersion = listed.resourceVersion;
+    this.synced = true;
+    this.flush();
+    this.resolveFirstSync();
+  }
+
+  private watchFrom(generation: number): void {
+    const { kc, path, labelSelector, fieldSelector } = this.options;
+    let expired = false;
+    let events = 0;
+    const startedAt = Date.now();
+    const query = {
+      resourceVersion: this.resourceVersion,
+      allowWatchBookmarks: true,
+      labelSelector,
+      fieldSelector,
+    };
+    const onEvent = (type: string, object: KubernetesObject & { code?: number }): void => {
+      if (generation !== this.generation) return;
+      if (type === 'ERROR') {
+        if (object.code === 410) expired = true;
+        return;
+      }
+      events += 1;
+      // Events show the watch itself works: only now is the back-off reset.
+      this.failures = 0;
+      this.resourceVersion = object.metadata?.resourceVersion ?? this.resourceVersion;
+      if (type === 'ADDED' || type === 'MODIFIED') this.upsert(object);
+      else if (type === 'DELETED') this.remove(object);
+    };
+    const onDone = (err: unknown): void => {
+      if (generation !== this.generation || this.stopped) return;
+      const quick = Date.now() - startedAt < 1000 && events === 0;
+      const next = afterWatch(err, expired, quick);
+      if (next === 'resume') this.watchFrom(generation);
+      else if (next === 'expired') this.restart('resync', 'the watch expired (410 Gone)');
+      else this.restart('error', err ? describe(err) : 'the watch ended at once');
+    };
+    new Watch(kc).watch(path, query, onEvent, onDone).then(
+      (request) => {
+        if (generation === this.generation && !this.stopped) this.request = request;
+        else request.abort();
+      },
+      (err: unknown) => onDone(err ?? new Error('watch failed')),
+    );
+  }
+
+  private upsert(object: KubernetesObject): void {
+    const kept = this.transform(object);
+    const key = storeKey(kept);
+    this.store.set(key, kept);
+    this.deleted.delete(key);
+    this.changed.set(key, kept);
+    this.scheduleFlush();
+  }
+
+  private remove(object: KubernetesObject): void {
+    const key = storeKey(object);
+    const old = this.store.get(key) ?? this.transform(object);
+    this.store.delete(key);
+    this.changed.delete(key);
+    this.deleted.set(key, old);
+    this.scheduleFlush();
+  }
+
+  /** One delta per burst of events, never one per object. */
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.flush();
+    });
+  }
+
+  private flush(): void {
     if (this.stopped) return;
-    const old = this.informer;
-    this.informer = undefined;
-    void old?.stop().catch(() => undefined);
+    const delta = { changed: [...this.changed.values()], deleted: [...this.deleted.values()] };
+    this.changed.clear();
+    this.deleted.clear();
+    this.options.onDelta?.(delta);
+    this.options.onChange?.([...this.store.values()]);
+  }
+
+  private restart(reason: RestartReason, why: string): void {
+    if (this.stopped) return;
+    this.generation += 1;
+    this.request?.abort();
+    this.request = undefined;
     clearTimeout(this.timer);
     const delay =
-      why === 'resync'
+      reason === 'resync'
         ? 0
         : Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** this.failures) * (0.5 + Math.random() / 2);
-    if (why !== 'resync') this.failures++;
-    this.o.onRestart(why === 'resync' ? 'resync' : 'error');
-    this.o.logger.log(why === 'resync' ? 'debug' : 'warn', 'watch restarting', {
-      resource: this.o.resource,
+    if (reason === 'error') this.failures++;
+    this.options.onRestart(reason);
+    this.options.logger.log(reason === 'resync' ? 'debug' : 'warn', 'watch restarting', {
+      resource: this.options.resource,
       reason: why,
       delayMs: Math.round(delay),
     });
@@ -138,10 +338,30 @@ export class ResilientWatch<T extends KubernetesObject> {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.generation += 1;
     clearTimeout(this.timer);
     clearInterval(this.resyncTimer);
-    await this.informer?.stop().catch(() => undefined);
+    this.request?.abort();
+    this.request = undefined;
+    await Promise.resolve();
   }
+}
+
+/**
+ * What follows the end of a watch. The API server ends every watch after a while, and a quiet one
+ * times out on our side: both resume from the last resourceVersion. 410 Gone means that version
+ * is older than the API server keeps: list again. Any other error, or a watch that ended at once
+ * without an event, is a failure.
+ */
+function afterWatch(
+  err: unknown,
+  expired: boolean,
+  quick: boolean,
+): 'resume' | 'expired' | 'error' {
+  const status = (err as { statusCode?: number } | null)?.statusCode;
+  if (expired || status === 410) return 'expired';
+  const timedOut = (err as { name?: string } | null)?.name === 'TimeoutError';
+  return (err === null || err === undefined || timedOut) && !quick ? 'resume' : 'error';
 }
 
 function describe(err: unknown): string {

@@ -111,12 +111,10 @@ const settledish = quietish.map((o) => ({
 const fleet = fc
   .array(fc.oneof(anyOwner, quietish, quietish, settledish), { maxLength: 12 })
   .map((owners) =>
-    owners.map(
-      (o, i): OwnerAssessment => ({
-        ...o,
-        owner: { namespace: i % 2 ? 'shop' : 'web', kind: 'Deployment', name: `o${i}` },
-      }),
-    ),
+    owners.map((o, i): OwnerAssessment => ({
+      ...o,
+      owner: { namespace: i % 2 ? 'shop' : 'web', kind: 'Deployment', name: `o${i}` },
+    })),
   );
 
 const inputArb = fc.record({
