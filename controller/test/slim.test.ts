@@ -4,7 +4,7 @@
 // annotation, foreign annotations and labels, each kind's strategy and status).
 
 import fc from 'fast-check';
-import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Namespace, V1Pod } from '@kubernetes/client-node';
 import {
   AUTO_RESTART,
   CANARY_REVISION,
@@ -22,9 +22,11 @@ import {
   STAMPED,
   assessOwner,
   mustParseConfig,
+  type OwnerInput,
   type StampedKind,
   type Workload,
 } from '@outrigger/shared';
+import { namespaceMeta } from '../src/namespace';
 import { countPods } from '../src/pods';
 import { slimNamespace, slimPod, slimWorkload } from '../src/slim';
 
@@ -174,13 +176,21 @@ const workloadArb = fc
     } as Workload;
   });
 
-const namespaceArb = fc.record({
+const namespaceArb: fc.Arbitrary<V1Namespace> = fc.record({
   metadata: fc.record({
     name: fc.constant('shop'),
     resourceVersion: fc.constant('3'),
-    labels: fc.constantFrom({}, { ring: 'canary' }, { 'outrigger.dev/injection': 'enabled' }),
-    annotations: fc.constantFrom({}, { [INJECT]: 'enabled' }, { [INJECT]: 'disabled' }),
-    managedFields: fc.constant(managedFields),
+    labels: fc.constantFrom<Record<string, string>>(
+      {},
+      { ring: 'canary' },
+      { 'outrigger.dev/injection': 'enabled' },
+    ),
+    annotations: fc.constantFrom<Record<string, string>>(
+      {},
+      { [INJECT]: 'enabled' },
+      { [INJECT]: 'disabled', 'kubectl.kubernetes.io/last-applied-configuration': '{}' },
+    ),
+    managedFields: fc.constant(managedFields as never),
   }),
 });
 
@@ -194,24 +204,17 @@ describe('slimWorkload', () => {
         fc.integer({ min: NOW, max: NOW + 3_600_000 }),
         (workload, ns, revision, nowMs) => {
           const slim = slimWorkload(workload.kind)(workload as unknown as KubernetesObject);
-          const slimNs = slimNamespace(ns as KubernetesObject);
-          const input = (w: Workload, n: typeof ns) => ({
+          const slimNs = slimNamespace(ns);
+          const input = (w: Workload, n: V1Namespace): OwnerInput => ({
             workload: w,
-            namespace: {
-              name: 'shop',
-              labels: n.metadata.labels,
-              annotations: n.metadata.annotations,
-            },
+            namespace: namespaceMeta(n),
             config,
             revision,
             pods: { escaped: 0, outdated: 1, injected: 2 },
             nowMs,
             systemNamespace: 'outrigger-system',
           });
-          const slimInput = input(slim, {
-            metadata: { ...ns.metadata, ...(slimNs.metadata as typeof ns.metadata) },
-          });
-          expect(assessOwner(slimInput)).toEqual(assessOwner(input(workload, ns)));
+          expect(assessOwner(input(slim, slimNs))).toEqual(assessOwner(input(workload, ns)));
         },
       ),
       { numRuns: 2000 },
@@ -270,7 +273,7 @@ const podArb = fc
         'pod-template-hash': '5d4f',
         [REVISION]: g.revision,
         [STAMPED]: g.stamped ? 'true' : undefined,
-      }),
+      }) as Record<string, string>,
       annotations:
         g.owner === 'stamp'
           ? {
