@@ -370,5 +370,10 @@ export class Controller {
     const labels = { kind: kindOfKey(event.key), outcome: event.outcome };
     this.o.metrics.reconciles.inc(labels);
     this.o.metrics.duration.observe(labels, event.durationMs / 1000);
+    this.o.logger.debug('reconciled', {
+      key: event.key,
+      outcome: event.outcome,
+      durationMs: Math.round(event.durationMs * 1000) / 1000,
+    });
   }
 }

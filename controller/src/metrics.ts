@@ -9,6 +9,7 @@ export class ControllerMetrics {
   readonly queueDepth: Gauge;
   readonly leader: Gauge;
   readonly watchRestarts: Counter<'resource' | 'reason'>;
+  readonly watchEvents: Counter<'resource'>;
   readonly writes: Counter<'resource' | 'verb'>;
   readonly writeFailures: Counter<'resource'>;
   readonly owners: Gauge<'state'>;
@@ -60,12 +61,7 @@ export class ControllerMetrics {
       help: '1 while this replica is the leader (the only one that writes), else 0.',
       registers,
     });
-    this.watchRestarts = new Counter({
-      name: 'outrigger_controller_watch_restarts_total',
-      help: 'Watches restarted, by reason: error (after a failure, with back-off) or resync (the periodic re-list that also replaces a silent watch).',
-      labelNames: ['resource', 'reason'],
-      registers,
-    });
+    ({ restarts: this.watchRestarts, events: this.watchEvents } = this.watchMetrics(registers));
     this.writes = new Counter({
       name: 'outrigger_controller_writes_total',
       help: 'API write calls made (a steady cluster gets none), by resource and verb.',
@@ -99,6 +95,23 @@ export class ControllerMetrics {
   }
 
   /** Metrics of refused writes, registered apart to keep the constructor short. */
+  private watchMetrics(registers: Registry[]) {
+    return {
+      restarts: new Counter({
+        name: 'outrigger_controller_watch_restarts_total',
+        help: 'Watches restarted, by reason: error (after a failure, with back-off) or resync (the periodic re-list that also replaces a silent watch).',
+        labelNames: ['resource', 'reason'] as const,
+        registers,
+      }),
+      events: new Counter({
+        name: 'outrigger_controller_watch_events_total',
+        help: 'Watch events received (added, modified, deleted), by resource: what the controller has seen of the cluster.',
+        labelNames: ['resource'] as const,
+        registers,
+      }),
+    };
+  }
+
   private failureCounter(registers: Registry[]): Counter<'resource'> {
     return new Counter({
       name: 'outrigger_controller_write_failures_total',

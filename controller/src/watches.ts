@@ -64,6 +64,7 @@ function watch<T extends Keyed>(
     onChange: o.onChange,
     onDelta: o.onDelta,
     onRestart: (reason) => d.metrics.watchRestarts.inc({ resource: o.resource, reason }),
+    onEvent: () => d.metrics.watchEvents.inc({ resource: o.resource }),
     logger: d.logger,
     resource: o.resource,
     resyncMs: RESYNC_MS,

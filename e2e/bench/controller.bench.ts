@@ -1,283 +1,438 @@
-// make bench-controller (issue 5, "Done when" 8): the controller's reaction time and memory at
-// scale, on the local control plane (or the cluster of KUBECONFIG), beside the API server's own
-// list time for the same objects, measured in the same run.
+// make bench-controller: the controller's cost as the cluster grows, on the local control plane
+// (or the cluster of KUBECONFIG), beside the API server's own list of the same objects, measured
+// in the same run.
 //
-// It installs Outrigger as the e2e suites do, creates N Deployments (BENCH_WORKLOADS, default
-// 2,000) in N/20 opted-in namespaces while the webhook stamps them, then starts the controller
-// and measures: the time to its first steady state (every owner listed and assessed, the queue
-// empty), its RSS, its writes over a quiet window (should be 0), and, after a configuration
-// change, the time to the first restart and until every owner is stamped with the new revision.
-// The Deployments have 0 replicas: the wave is the controller's work, not kwok's pods.
+// It installs Outrigger as the e2e suites do and grows one cluster through BENCH_SIZES (default
+// 1000,5000,10000 Deployments, 20 to an opted-in namespace, created through the webhook, which
+// stamps them). The first size's Deployments have BENCH_REPLICAS pods each (default 2, on a fake
+// kwok node of the bench's own); the rest have none. At each size a fresh controller (run with
+// --inspect, so the bench can force a full garbage collection) is timed to its first steady
+// state; then its memory, its writes over a quiet window, the wave steps one owner's status
+// change costs, its CPU time per 1,000 status changes, and a wave (a new configuration): the
+// first restart, every owner stamped, and memory after it. The first size runs three waves, to
+// show what the heap keeps from one wave to the next.
 
-import { Watch, type V1Deployment } from '@kubernetes/client-node';
+import { request } from 'node:https';
+import { PatchStrategy, setHeaderOptions, Watch, type V1Deployment } from '@kubernetes/client-node';
 import {
   CONFIG_REVISION,
-  INJECTION_LABEL,
   ENABLED,
+  INJECTION_LABEL,
   RESTARTED_REVISION,
   makeSnapshot,
   mustParseConfig,
 } from '@outrigger/shared';
 import {
   connect,
+  cpuSeconds,
+  done,
+  freePort,
   metricSamples,
   metricSum,
+  pending,
   stopAllProcesses,
   TestInstall,
   waitFor,
-  done,
-  pending,
   type Cluster,
+  type ControllerProcess,
 } from '../src';
 import globalSetup from '../src/global-setup';
 import globalTeardown from '../src/global-teardown';
+import {
+  collectGarbage,
+  memoryOf,
+  quantile,
+  reconcileDurations,
+  type Memory,
+} from './process-probes';
 
-const N = Number(process.env.BENCH_WORKLOADS ?? 2000);
+const SIZES = (process.env.BENCH_SIZES ?? '1000,5000,10000')
+  .split(',')
+  .map(Number)
+  .sort((a, b) => a - b);
+const REPLICAS = Number(process.env.BENCH_REPLICAS ?? 2);
+const MAX_CONCURRENT = Number(process.env.BENCH_MAX_CONCURRENT ?? 200);
+const WRITE_QPS = Number(process.env.BENCH_WRITE_QPS ?? 200);
+const FIRST_SIZE_WAVES = 3;
 const PER_NAMESPACE = 20;
-const MAX_CONCURRENT = Number(process.env.BENCH_MAX_CONCURRENT ?? 100);
-const WRITE_QPS = Number(process.env.BENCH_WRITE_QPS ?? 100);
 const QUIET_MS = 10_000;
-const QUIET_AFTER_MS = 60_000;
+const ONE_OWNER_EVENTS = 60;
+const STATUS_EVENTS = 1000;
+const NODE = 'outrigger-bench-kwok';
+const PREFIX = 'outrigger_controller';
 
-function configYaml(step: number): string {
-  return `proxy:\n  env:\n    - name: BENCH_STEP\n      value: "${step}"\nrollout:\n  maxConcurrent: ${MAX_CONCURRENT}\n`;
-}
-
-const seconds = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
-const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
+const configYaml = (step: number): string =>
+  `proxy:\n  env:\n    - name: BENCH_STEP\n      value: "${step}"\nrollout:\n  maxConcurrent: ${MAX_CONCURRENT}\n  canary:\n    count: 0\n`;
 
 /** Runs `work` over `items` with at most `limit` at once. */
 async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>) {
   let next = 0;
   const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await work(item);
-    }
+    while (next < items.length) await work(items[next++] as T);
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
-function deployment(name: string): V1Deployment {
+function deployment(name: string, replicas: number): V1Deployment {
   return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
     metadata: { name },
     spec: {
-      replicas: 0,
+      replicas,
       selector: { matchLabels: { app: name } },
       template: {
         metadata: { labels: { app: name } },
-        spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] },
+        spec: {
+          nodeSelector: { 'outrigger.dev/bench': 'true' },
+          tolerations: [{ operator: 'Exists' }],
+          containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }],
+        },
       },
     },
   };
 }
 
-async function createWorkloads(install: TestInstall): Promise<string[]> {
-  const count = Math.ceil(N / PER_NAMESPACE);
-  const namespaces: string[] = [];
-  await pool([...Array(count).keys()], 10, async (i) => {
-    // Labelled as the controller would, so the webhook stamps every Deployment on create.
-    namespaces.push(
-      await install.newNamespace(`bench-${i}`, {
-        optedIn: true,
-        labels: { [INJECTION_LABEL]: ENABLED },
-      }),
-    );
+/** A fake node (kwok) with room for the first size's pods; removed at the end. */
+async function benchNode(cluster: Cluster): Promise<void> {
+  const room = { cpu: '1000', memory: '4Ti', pods: '20000' };
+  await cluster.core.createNode({
+    body: {
+      metadata: {
+        name: NODE,
+        annotations: { 'kwok.x-k8s.io/node': 'fake' },
+        labels: { type: 'kwok', 'outrigger.dev/bench': 'true' },
+      },
+      status: { allocatable: room, capacity: room },
+    },
   });
-  const work = [...Array(N).keys()].map((i) => ({
-    namespace: namespaces[i % count] ?? '',
-    name: `d${i}`,
-  }));
-  await pool(work, 20, async ({ namespace, name }) => {
-    await install.cluster.apps.createNamespacedDeployment({ namespace, body: deployment(name) });
-  });
-  return namespaces;
 }
 
-/** The API server's own time to list the same Deployments: the baseline. */
-async function listTimes(cluster: Cluster, runs = 5): Promise<number[]> {
+interface Fleet {
+  namespaces: string[];
+  names: { namespace: string; name: string }[];
+}
+
+async function grow(install: TestInstall, fleet: Fleet, size: number): Promise<void> {
+  const first = fleet.names.length === 0;
+  const wanted = Math.ceil(size / PER_NAMESPACE);
+  const fresh = [...Array(wanted - fleet.namespaces.length).keys()];
+  await pool(fresh, 10, async (i) => {
+    // Labelled as the controller would, so the webhook stamps every Deployment on create.
+    const ns = await install.newNamespace(`bench-${fleet.namespaces.length + i}`, {
+      optedIn: true,
+      labels: { [INJECTION_LABEL]: ENABLED },
+    });
+    fleet.namespaces.push(ns);
+  });
+  const work = [...Array(size - fleet.names.length).keys()].map((i) => {
+    const n = fleet.names.length + i;
+    return { namespace: fleet.namespaces[n % wanted] ?? '', name: `d${n}` };
+  });
+  await pool(work, 20, async (w) => {
+    const body = deployment(w.name, first ? REPLICAS : 0);
+    await install.cluster.apps.createNamespacedDeployment({ namespace: w.namespace, body });
+  });
+  fleet.names.push(...work);
+}
+
+/** Waits until kube-controller-manager observed every Deployment and their pods are ready. */
+async function settle(cluster: Cluster): Promise<number> {
+  const start = performance.now();
+  await waitFor(
+    'kube-controller-manager to observe every Deployment, and their pods to be ready',
+    async () => {
+      const { items } = await cluster.apps.listDeploymentForAllNamespaces();
+      const behind = items.filter(
+        (d) =>
+          (d.status?.observedGeneration ?? 0) < (d.metadata?.generation ?? 0) ||
+          (d.status?.readyReplicas ?? 0) < (d.spec?.replicas ?? 0),
+      ).length;
+      return behind === 0 ? done(undefined) : pending(behind);
+    },
+    { timeoutMs: 60 * 60_000, intervalMs: 3000 },
+  );
+  return performance.now() - start;
+}
+
+/** One list of every Deployment as JSON, parsed: the API server's own time, the baseline. */
+async function rawList(cluster: Cluster): Promise<number> {
+  const server = cluster.kubeConfig.getCurrentCluster()?.server ?? '';
+  const options: Parameters<typeof request>[1] = { method: 'GET' };
+  await cluster.kubeConfig.applyToHTTPSOptions(options);
+  const start = performance.now();
+  const text = await new Promise<string>((resolve, reject) => {
+    const req = request(`${server}/apis/apps/v1/deployments`, options, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  (JSON.parse(text) as { items: unknown[] }).items.forEach(() => undefined);
+  return performance.now() - start;
+}
+
+async function listBaseline(cluster: Cluster): Promise<number> {
   const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const start = performance.now();
-    const list = await cluster.apps.listDeploymentForAllNamespaces();
-    times.push(performance.now() - start);
-    if (list.items.length < N)
-      throw new Error(`listed ${list.items.length} Deployments, want ${N}`);
-  }
-  return times.sort((a, b) => a - b);
+  for (let i = 0; i < 5; i++) times.push(await rawList(cluster));
+  return quantile(times, 0.5);
+}
+
+/** Every owner assessed as current, the queue empty. */
+async function steady(port: number, size: number, what: string): Promise<void> {
+  await waitFor(
+    what,
+    async () => {
+      const current = (await metricSamples(port, `${PREFIX}_owners`)).get('{state="current"}');
+      const depth = await metricSum(port, `${PREFIX}_queue_depth`);
+      return (current ?? 0) >= size && depth === 0 ? done(undefined) : pending({ current, depth });
+    },
+    { timeoutMs: 60 * 60_000, intervalMs: 50 },
+  );
+}
+
+const deploymentEvents = async (port: number): Promise<number> =>
+  (await metricSamples(port, `${PREFIX}_watch_events_total`)).get('{resource="deployments"}') ?? 0;
+
+/** A status-only change of one Deployment: a condition of the bench's own, merged by type. */
+async function statusEvent(cluster: Cluster, d: { namespace: string; name: string }, n: number) {
+  await cluster.apps.patchNamespacedDeploymentStatus(
+    {
+      ...d,
+      body: { status: { conditions: [{ type: 'BenchProbe', status: 'True', reason: `N${n}` }] } },
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+  );
+}
+
+/** Waits until the controller has seen `count` more Deployment events and is idle again. */
+async function seen(port: number, from: number, count: number): Promise<void> {
+  await waitFor(
+    `the controller to see ${count} Deployment events`,
+    async () => {
+      const events = (await deploymentEvents(port)) - from;
+      const depth = await metricSum(port, `${PREFIX}_queue_depth`);
+      return events >= count && depth === 0 ? done(undefined) : pending({ events, depth });
+    },
+    { timeoutMs: 10 * 60_000, intervalMs: 50 },
+  );
+}
+
+interface Wave {
+  firstMs: number;
+  allMs: number;
+  after: Memory;
+  afterGc: Memory;
 }
 
 const templateRevision = (d: V1Deployment): string | undefined =>
   d.spec?.template.metadata?.annotations?.[CONFIG_REVISION];
 
-/** Follows the Deployments of the bench namespaces from a watch: the first restart, and stamps. */
-class StampWatch {
-  firstRestartAt: number | undefined;
-  allStampedAt: number | undefined;
-  private readonly stamped = new Set<string>();
-  private abort: AbortController | undefined;
-
-  constructor(
-    private readonly namespaces: ReadonlySet<string>,
-    private readonly revision: string,
-  ) {}
-
-  async start(cluster: Cluster): Promise<void> {
-    this.abort = await new Watch(cluster.kubeConfig).watch(
-      '/apis/apps/v1/deployments',
-      {},
-      (_type: string, d: V1Deployment) => this.observe(d),
-      () => undefined,
-    );
-  }
-
-  private observe(d: V1Deployment): void {
-    if (!d.metadata || !this.namespaces.has(d.metadata.namespace ?? '')) return;
-    const now = performance.now();
-    const restarted = d.metadata.annotations?.[RESTARTED_REVISION];
-    if (restarted === this.revision) this.firstRestartAt ??= now;
-    if (templateRevision(d) !== this.revision) return;
-    this.stamped.add(JSON.stringify([d.metadata.namespace, d.metadata.name]));
-    if (this.stamped.size >= N) this.allStampedAt ??= now;
-  }
-
-  get count(): number {
-    return this.stamped.size;
-  }
-
-  stop(): void {
-    this.abort?.abort();
-  }
-}
-
-/** The controller's RSS and the V8 heap it uses (live objects and garbage not yet collected). */
-async function memory(port: number): Promise<{ rss: number; heap: number }> {
-  return {
-    rss: await metricSum(port, 'outrigger_controller_process_resident_memory_bytes'),
-    heap: await metricSum(port, 'outrigger_controller_nodejs_heap_size_used_bytes'),
-  };
-}
-
-/** Waits until kube-controller-manager has observed every Deployment; returns how long. */
-async function settle(cluster: Cluster): Promise<number> {
-  // The Deployment controller must have seen every Deployment before ours can tell current
-  // from rolling: its own catch-up is the cluster's, not ours.
-  const start = performance.now();
-  await waitFor(
-    'kube-controller-manager to observe every Deployment',
-    async () => {
-      const { items } = await cluster.apps.listDeploymentForAllNamespaces();
-      const behind = items.filter(
-        (d) => (d.status?.observedGeneration ?? 0) < (d.metadata?.generation ?? 0),
-      ).length;
-      return behind === 0 ? done(undefined) : pending(behind);
-    },
-    { timeoutMs: 30 * 60_000, intervalMs: 2000 },
-  );
-  return performance.now() - start;
-}
-
-interface Steady {
-  port: number;
-  steadyMs: number;
-  rss: number;
-  heap: number;
-  quietWrites: number;
-}
-
-/** Starts the controller and measures its way to the first steady state, and the quiet after. */
-async function steadyState(install: TestInstall): Promise<Steady> {
-  const started = performance.now();
-  // prettier-ignore
-  const controller = await install.startController('bench-controller', [
-    '--write-qps', String(WRITE_QPS), '--write-burst', String(WRITE_QPS * 2), '--log-level', 'info',
-  ]);
-  const port = controller.metricsPort;
-  await waitFor(
-    'the controller to assess every owner with an empty queue',
-    async () => {
-      const owners = await metricSamples(port, 'outrigger_controller_owners');
-      const current = owners.get('{state="current"}') ?? 0;
-      const depth = await metricSum(port, 'outrigger_controller_queue_depth');
-      return current >= N && depth === 0 ? done(undefined) : pending({ current, depth });
-    },
-    { timeoutMs: 10 * 60_000, intervalMs: 50 },
-  );
-  const steadyMs = performance.now() - started;
-  const { rss, heap } = await memory(port);
-  const writesBefore = await metricSum(port, 'outrigger_controller_writes_total');
-  await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
-  const quietWrites = (await metricSum(port, 'outrigger_controller_writes_total')) - writesBefore;
-  return { port, steadyMs, rss, heap, quietWrites };
-}
-
-/** Changes the configuration and times the first restart and the last stamp. */
-async function wave(install: TestInstall, namespaces: string[], port: number) {
-  const next = configYaml(1);
+/** A new configuration: the first restart and the last stamp, from a watch on the Deployments. */
+async function wave(install: TestInstall, c: Running, fleet: Fleet, step: number): Promise<Wave> {
+  const next = configYaml(step);
   const revision = makeSnapshot(mustParseConfig(next)).revision;
-  const watch = new StampWatch(new Set(namespaces), revision);
-  await watch.start(install.cluster);
+  const namespaces = new Set(fleet.namespaces);
+  const stamped = new Set<string>();
+  let firstAt: number | undefined;
+  let allAt: number | undefined;
+  const watch = await new Watch(install.cluster.kubeConfig).watch(
+    '/apis/apps/v1/deployments',
+    {},
+    (_type: string, d: V1Deployment) => {
+      const meta = d.metadata ?? {};
+      if (!namespaces.has(meta.namespace ?? '')) return;
+      if (meta.annotations?.[RESTARTED_REVISION] === revision) firstAt ??= performance.now();
+      if (templateRevision(d) !== revision) return;
+      stamped.add(`${meta.namespace}/${meta.name}`);
+      if (stamped.size >= fleet.names.length) allAt ??= performance.now();
+    },
+    () => undefined,
+  );
   const changed = performance.now();
   await install.setConfig(next);
   await waitFor(
     `every Deployment stamped with revision ${revision}`,
-    () => (watch.allStampedAt !== undefined ? done(undefined) : pending(watch.count)),
-    { timeoutMs: 30 * 60_000, intervalMs: 200 },
+    () => (allAt !== undefined ? done(undefined) : pending(stamped.size)),
+    { timeoutMs: 60 * 60_000, intervalMs: 200 },
   );
-  watch.stop();
+  watch.abort();
+  // The wave is over when every owner is current again (its rollouts done, nothing queued).
+  await steady(c.port, fleet.names.length, 'the wave to complete');
+  const after = await c.memory();
+  await collectGarbage(c.inspectPort);
   return {
-    firstMs: (watch.firstRestartAt ?? changed) - changed,
-    allMs: (watch.allStampedAt ?? changed) - changed,
-    ...(await memory(port)),
+    firstMs: (firstAt ?? changed) - changed,
+    allMs: (allAt ?? changed) - changed,
+    after,
+    afterGc: await c.memory(),
   };
+}
+
+interface Running {
+  process: ControllerProcess;
+  port: number;
+  inspectPort: number;
+  memory: () => Promise<Memory>;
+}
+
+async function startController(install: TestInstall, size: number): Promise<Running> {
+  const inspectPort = await freePort();
+  const controller = await install.startController(
+    `bench-controller-${size}`,
+    ['--write-qps', String(WRITE_QPS), '--write-burst', String(WRITE_QPS * 2)],
+    [`--inspect=127.0.0.1:${inspectPort}`],
+  );
+  const port = controller.metricsPort;
+  const pid = controller.process.pid;
+  return { process: controller, port, inspectPort, memory: () => memoryOf(pid, port, PREFIX) };
+}
+
+interface SizeResult {
+  size: number;
+  pods: number;
+  createMs: number;
+  settleMs: number;
+  listMs: number;
+  steadyMs: number;
+  steady: Memory;
+  steadyGc: Memory;
+  quietWrites: number;
+  steps: number[];
+  cpuPer1000: number;
+  waves: Wave[];
+}
+
+/** One size: a fresh controller, its steady state, one owner's events, status churn, waves. */
+async function measure(install: TestInstall, fleet: Fleet, size: number, step: { n: number }) {
+  const created = performance.now();
+  await grow(install, fleet, size);
+  const createMs = performance.now() - created;
+  const settleMs = await settle(install.cluster);
+  const listMs = await listBaseline(install.cluster);
+  const started = performance.now();
+  const c = await startController(install, size);
+  await steady(c.port, size, 'the controller to assess every owner with an empty queue');
+  const steadyMs = performance.now() - started;
+  const steadyMemory = await c.memory();
+  await collectGarbage(c.inspectPort);
+  const steadyGc = await c.memory();
+  const writes = await metricSum(c.port, `${PREFIX}_writes_total`);
+  await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
+  const quietWrites = (await metricSum(c.port, `${PREFIX}_writes_total`)) - writes;
+  // One owner's status change at a time, each seen and reconciled before the next.
+  const logFrom = c.process.process.outputSize();
+  for (let i = 0; i < ONE_OWNER_EVENTS; i++) {
+    const from = await deploymentEvents(c.port);
+    await statusEvent(
+      install.cluster,
+      fleet.names[(i * 7919) % size] ?? { namespace: '', name: '' },
+      i,
+    );
+    await seen(c.port, from, 1);
+  }
+  const steps = reconcileDurations(c.process.process.output(logFrom), 'Wave');
+  // Churn: status changes across the fleet, as fast as 10 writers make them.
+  const events = await deploymentEvents(c.port);
+  const cpu = cpuSeconds(c.process.process.pid);
+  await pool([...Array(STATUS_EVENTS).keys()], 10, (i) =>
+    statusEvent(
+      install.cluster,
+      fleet.names[(i * 104729) % size] ?? { namespace: '', name: '' },
+      1000 + i,
+    ),
+  );
+  await seen(c.port, events, STATUS_EVENTS);
+  const cpuPer1000 =
+    ((cpuSeconds(c.process.process.pid) - cpu) * 1000) /
+    ((await deploymentEvents(c.port)) - events);
+  const waves: Wave[] = [];
+  const count = step.n === 0 ? FIRST_SIZE_WAVES : 1;
+  for (let i = 0; i < count; i++) waves.push(await wave(install, c, fleet, ++step.n));
+  await c.process.process.stop();
+  const result: SizeResult = {
+    size,
+    pods: podsOf(fleet),
+    createMs,
+    settleMs,
+    listMs,
+    steadyMs,
+    steady: steadyMemory,
+    steadyGc,
+    quietWrites,
+    steps,
+    cpuPer1000,
+    waves,
+  };
+  return result;
+}
+
+const podsOf = (fleet: Fleet): number => Math.min(fleet.names.length, SIZES[0] ?? 0) * REPLICAS;
+
+const s = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
+const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)}`;
+const mem = (m: Memory): string => `${mib(m.rss)} (${mib(m.heap)})`;
+const ms = (v: number): string => `${v.toFixed(2)} ms`;
+
+function table(results: SizeResult[]): string {
+  const rows: [string, (r: SizeResult) => string][] = [
+    ['Deployments (pods)', (r) => `${r.size} (${r.pods})`],
+    ['create them, through the webhook', (r) => s(r.createMs)],
+    ['kube-controller-manager catches up, after that', (r) => s(r.settleMs)],
+    ['API server: list every Deployment (median of 5)', (r) => s(r.listMs)],
+    ['controller: start to first steady state', (r) => s(r.steadyMs)],
+    ['  the same, in lists of the API server', (r) => `${(r.steadyMs / r.listMs).toFixed(1)}x`],
+    ['RSS (heap) MiB at steady state', (r) => mem(r.steady)],
+    ['RSS (heap) MiB at steady state, after a full GC', (r) => mem(r.steadyGc)],
+    [`writes in ${QUIET_MS / 1000} s of steady state`, (r) => String(r.quietWrites)],
+    [`wave step for one owner's status change: p50`, (r) => ms(quantile(r.steps, 0.5))],
+    [
+      `  p99 (of ${ONE_OWNER_EVENTS} events, steps)`,
+      (r) => `${ms(quantile(r.steps, 0.99))} (${r.steps.length})`,
+    ],
+    ['CPU seconds per 1,000 status changes', (r) => r.cpuPer1000.toFixed(2)],
+    ['configuration change to the first restart', (r) => s(r.waves[0]?.firstMs ?? NaN)],
+    ['configuration change to every owner stamped', (r) => s(r.waves[0]?.allMs ?? NaN)],
+    ['RSS (heap) MiB after the wave', (r) => mem(r.waves[0]?.after ?? { rss: NaN, heap: NaN })],
+    [
+      'RSS (heap) MiB after the wave and a full GC',
+      (r) => mem(r.waves[0]?.afterGc ?? { rss: NaN, heap: NaN }),
+    ],
+    [
+      'heap MiB after a full GC, after waves 1, 2, 3',
+      (r) => r.waves.map((w) => mib(w.afterGc.heap)).join(', '),
+    ],
+    ['peak RSS MiB seen', (r) => mib(Math.max(r.steady.rss, ...r.waves.map((w) => w.after.rss)))],
+  ];
+  const width = Math.max(...rows.map(([label]) => label.length)) + 2;
+  return rows
+    .map(
+      ([label, cell]) =>
+        `  ${label.padEnd(width)}${results.map((r) => cell(r).padStart(16)).join('')}`,
+    )
+    .join('\n');
 }
 
 async function run(): Promise<void> {
   const cluster = connect();
   const install = new TestInstall(cluster, { configYaml: configYaml(0) });
+  const results: SizeResult[] = [];
   try {
     await install.setup();
-    const created = performance.now();
-    const namespaces = await createWorkloads(install);
-    const createMs = performance.now() - created;
-    const settleMs = await settle(cluster);
-    const list = await listTimes(cluster);
-    const listMs = list[Math.floor(list.length / 2)] ?? 0;
-    const steady = await steadyState(install);
-    const w = await wave(install, namespaces, steady.port);
-    // Garbage or kept? The same figures after a quiet minute, when V8 has had time to collect.
-    await new Promise((resolve) => setTimeout(resolve, QUIET_AFTER_MS));
-    const later = await memory(steady.port);
-    const times = (ms: number): string => `${seconds(ms)} (${(ms / listMs).toFixed(1)}x the list)`;
-    const rows: [string, string][] = [
-      [`cluster: create ${N} Deployments (through the webhook)`, seconds(createMs)],
-      ['cluster: kube-controller-manager observes them all, after that', seconds(settleMs)],
-      [
-        `API server: list ${N} Deployments (median of ${list.length}, the baseline)`,
-        seconds(listMs),
-      ],
-      ['controller: start to first steady state', times(steady.steadyMs)],
-      [
-        'controller: RSS (V8 heap used) at steady state',
-        `${mib(steady.rss)} (${mib(steady.heap)})`,
-      ],
-      [`controller: writes in ${QUIET_MS / 1000} s of steady state`, String(steady.quietWrites)],
-      ['configuration change to the first restart', times(w.firstMs)],
-      [`configuration change to every owner stamped (${N})`, times(w.allMs)],
-      ['controller: RSS (V8 heap used) after the wave', `${mib(w.rss)} (${mib(w.heap)})`],
-      [
-        `controller: RSS (V8 heap used) ${QUIET_AFTER_MS / 1000} s later`,
-        `${mib(later.rss)} (${mib(later.heap)})`,
-      ],
-    ];
+    await benchNode(cluster);
+    const fleet: Fleet = { namespaces: [], names: [] };
+    const step = { n: 0 };
+    for (const size of SIZES) {
+      results.push(await measure(install, fleet, size, step));
+      process.stdout.write(`\n${table(results)}\n`);
+    }
     process.stdout.write(
-      `\nbench-controller: N=${N} Deployments (0 replicas) in ${namespaces.length} namespaces, maxConcurrent ${MAX_CONCURRENT}, write limit ${WRITE_QPS}/s\n`,
+      `\nbench-controller: sizes ${SIZES.join(', ')}, the first with ${REPLICAS} pods per Deployment; maxConcurrent ${MAX_CONCURRENT}, write limit ${WRITE_QPS}/s; Node.js ${process.version}\n${table(results)}\n`,
     );
-    for (const [what, value] of rows) process.stdout.write(`  ${what.padEnd(72)} ${value}\n`);
   } finally {
     await install.teardown();
+    await cluster.core.deleteNode({ name: NODE }).catch(() => undefined);
     await cluster.close();
   }
 }

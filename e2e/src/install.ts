@@ -356,14 +356,19 @@ export class TestInstall {
     });
   }
 
-  /** Starts a controller replica as the controller's ServiceAccount. */
+  /**
+   * Starts a controller replica as the controller's ServiceAccount; `node` flags (a benchmark's
+   * --inspect) go before the program.
+   */
   async startController(
     name = 'outrigger-controller',
     extra: string[] = [],
+    node: string[] = [],
   ): Promise<ControllerProcess> {
     const metricsPort = await freePort();
     // prettier-ignore
     const args = [
+      ...node,
       CONTROLLER_BIN,
       '--kubeconfig', this.controllerKubeconfig,
       '--namespace', this.system,

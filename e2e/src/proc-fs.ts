@@ -5,6 +5,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 interface ProcStat {
   state: string;
+  /** User and system CPU time, in clock ticks (100 a second). */
+  cpuTicks: number;
   processGroup: number;
   /** Clock ticks since boot: with the pid, names one process for good. */
   startTime: string;
@@ -23,7 +25,27 @@ function readStat(pid: number): ProcStat | undefined {
   const [state, , processGroup] = fields;
   const startTime = fields[19];
   if (!state || !processGroup || !startTime) return undefined;
-  return { state, processGroup: Number(processGroup), startTime };
+  return {
+    state,
+    processGroup: Number(processGroup),
+    startTime,
+    cpuTicks: Number(fields[11]) + Number(fields[12]),
+  };
+}
+
+/** User and system CPU time of a process, in seconds (0 when it is gone). */
+export function cpuSeconds(pid: number): number {
+  return (readStat(pid)?.cpuTicks ?? 0) / 100;
+}
+
+/** Resident memory of a process in bytes (VmRSS; 0 when it is gone). */
+export function rssBytes(pid: number): number {
+  try {
+    const kib = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return Number(kib ?? 0) * 1024;
+  } catch {
+    return 0;
+  }
 }
 
 /** True for a running (not zombie) process. Without /proc, asks the kernel with signal 0. */

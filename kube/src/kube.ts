@@ -58,6 +58,8 @@ export interface WatchOptions<T extends Keyed> {
   onChange?: (objects: readonly T[]) => void;
   /** Called with what changed after each (re)list and each burst of changes. */
   onDelta?: (delta: WatchDelta<T>) => void;
+  /** Each event received: an object added, changed or deleted. */
+  onEvent?: () => void;
   /** Each restart: `error` after a failure (back-off), `resync` for a re-list that is no failure. */
   onRestart: (reason: RestartReason) => void;
   logger: KubeLogger;
@@ -117,7 +119,7 @@ export class ResilientWatch<T extends Keyed> {
     this.transform = options.transform ?? ((object) => object as T);
   }
 
-  /** Starts watching; resolves after the first successful list. */
+  /** Starts watching; resolves once a list is in and the watch after it is open. */
   async start(): Promise<void> {
     this.begin();
     if (this.options.resyncMs)
@@ -233,9 +235,7 @@ export class ResilientWatch<T extends Keyed> {
       }
     this.store = next;
     this.resourceVersion = listed.resourceVersion;
-    this.synced = true;
     this.flush();
-    this.resolveFirstSync();
   }
 
   private watchFrom(generation: number): void {
@@ -259,6 +259,8 @@ export class ResilientWatch<T extends Keyed> {
       // Events show the watch itself works: only now is the back-off reset.
       this.failures = 0;
       this.resourceVersion = object.metadata?.resourceVersion ?? this.resourceVersion;
+      if (type === 'BOOKMARK') return;
+      this.options.onEvent?.();
       if (type === 'ADDED' || type === 'MODIFIED') this.upsert(object);
       else if (type === 'DELETED') this.remove(object);
     };
@@ -272,8 +274,14 @@ export class ResilientWatch<T extends Keyed> {
     };
     new Watch(kc).watch(path, query, onEvent, onDone).then(
       (request) => {
-        if (generation === this.generation && !this.stopped) this.request = request;
-        else request.abort();
+        if (generation !== this.generation || this.stopped) {
+          request.abort();
+          return;
+        }
+        this.request = request;
+        // Synced once listed and watching: from here on, nothing that happens is missed.
+        this.synced = true;
+        this.resolveFirstSync();
       },
       (err: unknown) => onDone(err ?? new Error('watch failed')),
     );

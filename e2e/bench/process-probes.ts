@@ -1,0 +1,71 @@
+// What a benchmark reads of a process it started, from outside it: resident memory (from /proc,
+// e2e/src/proc-fs.ts) with the V8 heap from its metrics, a full garbage collection through the inspector (the
+// process runs with --inspect=127.0.0.1:PORT, in the benchmark only), and the durations of its
+// reconciles from its debug log.
+
+import { metricSum, rssBytes } from '../src';
+
+export interface Memory {
+  rss: number;
+  heap: number;
+}
+
+/** RSS and the V8 heap in use (live objects and garbage not yet collected). */
+export async function memoryOf(pid: number, metricsPort: number, prefix: string): Promise<Memory> {
+  return {
+    rss: rssBytes(pid),
+    heap: await metricSum(metricsPort, `${prefix}_nodejs_heap_size_used_bytes`),
+  };
+}
+
+/** A full garbage collection in the process, through its inspector. */
+export async function collectGarbage(inspectPort: number): Promise<void> {
+  const targets = (await (await fetch(`http://127.0.0.1:${inspectPort}/json/list`)).json()) as {
+    webSocketDebuggerUrl: string;
+  }[];
+  const url = targets[0]?.webSocketDebuggerUrl;
+  if (!url) throw new Error(`no inspector target on port ${inspectPort}`);
+  const socket = new WebSocket(url);
+  await new Promise<void>((resolve, reject) => {
+    socket.onopen = () => resolve();
+    socket.onerror = () => reject(new Error(`cannot reach the inspector at ${url}`));
+  });
+  try {
+    for (const [id, method] of [
+      [1, 'HeapProfiler.enable'],
+      [2, 'HeapProfiler.collectGarbage'],
+    ] as const) {
+      const answered = new Promise<void>((resolve) => {
+        socket.onmessage = (m: MessageEvent) => {
+          if ((JSON.parse(String(m.data)) as { id?: number }).id === id) resolve();
+        };
+      });
+      socket.send(JSON.stringify({ id, method }));
+      await answered;
+    }
+  } finally {
+    socket.close();
+  }
+}
+
+/** The durations (ms) of the reconciles of `key` in a debug log of JSON lines. */
+export function reconcileDurations(log: string, key: string): number[] {
+  const out: number[] = [];
+  for (const line of log.split('\n')) {
+    if (!line.includes('"reconciled"')) continue;
+    try {
+      const entry = JSON.parse(line) as { key?: string; durationMs?: number };
+      if (entry.key === key && typeof entry.durationMs === 'number') out.push(entry.durationMs);
+    } catch {
+      // A line cut by the process's end, or another program's output: not a reconcile.
+    }
+  }
+  return out;
+}
+
+/** The value at quantile q of the sorted values (nearest rank), or NaN when there are none. */
+export function quantile(values: readonly number[], q: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? Number.NaN;
+}
