@@ -81,8 +81,35 @@ function kindMatches(kind: Kind, value: unknown): boolean {
     case 'list':
       return Array.isArray(value);
     case 'string map':
-      return isRecord(value) && Object.values(value).every((v) => typeof v === 'string');
+      return isRecord(value) && allStrings(value);
   }
+}
+
+function allStrings(map: Record<string, unknown>): boolean {
+  for (const key in map) if (typeof map[key] !== 'string') return false;
+  return true;
+}
+
+/**
+ * Whether every field has its shape. The common case, every admission's, so it builds no path
+ * and allocates nothing; only a value that does not fit is walked again for the message.
+ */
+function fits(spec: Shape[string] | undefined, value: unknown): boolean {
+  if (value === undefined || value === null) return spec !== 'required string';
+  if (spec === undefined) return true;
+  if (typeof spec === 'string') return kindMatches(spec, value);
+  if (spec instanceof ListOf) return Array.isArray(value) && listFits(spec.item, value);
+  return isRecord(value) && shapeFits(spec, value);
+}
+
+function listFits(item: Shape, list: unknown[]): boolean {
+  for (const entry of list) if (!isRecord(entry) || !shapeFits(item, entry)) return false;
+  return true;
+}
+
+function shapeFits(shape: Shape, value: Record<string, unknown>): boolean {
+  for (const field in shape) if (!fits(shape[field], value[field])) return false;
+  return true;
 }
 
 /** Names the first string-map entry that is not a string, or the value itself. */
@@ -135,7 +162,7 @@ function shapeIssue(
  * or undefined when every field it reads has the right type. `path` names the object.
  */
 export function podShapeIssue(pod: Record<string, unknown>, path: string): string | undefined {
-  return shapeIssue(POD, pod, path);
+  return shapeFits(POD, pod) ? undefined : shapeIssue(POD, pod, path);
 }
 
 /** The same for a Deployment, StatefulSet or DaemonSet, its pod template included. */
@@ -143,5 +170,5 @@ export function workloadShapeIssue(
   workload: Record<string, unknown>,
   path: string,
 ): string | undefined {
-  return shapeIssue(WORKLOAD, workload, path);
+  return shapeFits(WORKLOAD, workload) ? undefined : shapeIssue(WORKLOAD, workload, path);
 }

@@ -90,6 +90,9 @@ export interface Body {
   release: () => void;
 }
 
+/** The release of a small body, which reserves nothing. */
+const nothingReserved = (): void => undefined;
+
 /**
  * Reads the body of `req`, at most `limit` bytes; a large one inside `budget`. A body without a
  * declared length (chunked) counts as large and reserves the whole limit, as its size is known
@@ -106,7 +109,7 @@ export async function readBody(
   const declared = Number.isSafeInteger(length) && length >= 0 ? length : undefined;
   if (declared !== undefined && declared > limit) throw new BodyTooLargeError(limit);
   if (declared !== undefined && declared <= SMALL_BODY_BYTES)
-    return { bytes: await collect(req, limit, declared), release: () => undefined };
+    return { bytes: await collect(req, limit, declared), release: nothingReserved };
   const reserved = declared ?? limit;
   req.pause();
   await waitForBudget(req, budget, reserved);
@@ -154,34 +157,83 @@ function waitForBudget(req: IncomingMessage, budget: BodyBudget, bytes: number):
   });
 }
 
-/** The body's bytes, into one buffer of the declared size when there is one (no copy twice). */
+/**
+ * A body's chunks as they come. Most bodies come in one chunk, which is then the body as it is:
+ * nothing allocated, nothing copied. From the second on, with a declared size, every chunk is
+ * copied into one buffer of that size and freed at once (no copy twice, and no pile of chunks);
+ * without one, they are joined at the end.
+ */
+class Chunks {
+  size = 0;
+  private first: Buffer | undefined;
+  private whole: Buffer | undefined;
+  private readonly rest: Buffer[] = [];
+
+  constructor(private readonly declared: number | undefined) {}
+
+  add(chunk: Buffer): void {
+    const length = chunk.length; // 0 once the chunk is freed
+    if (this.size === 0) this.first = chunk;
+    else if (this.declared === undefined) this.rest.push(chunk);
+    else {
+      if (!this.whole) this.whole = this.copyFirst(this.declared);
+      chunk.copy(this.whole, this.size);
+      freeNow(chunk);
+    }
+    this.size += length;
+  }
+
+  private copyFirst(declared: number): Buffer {
+    const whole = Buffer.allocUnsafe(declared);
+    if (this.first) {
+      this.first.copy(whole, 0);
+      freeNow(this.first);
+      this.first = undefined;
+    }
+    return whole;
+  }
+
+  bytes(): Buffer {
+    if (this.whole) return this.whole.subarray(0, this.size);
+    if (this.rest.length === 0) return this.first ?? Buffer.alloc(0);
+    const all = this.first ? [this.first, ...this.rest] : this.rest;
+    const joined = Buffer.concat(all, this.size);
+    for (const chunk of all) freeNow(chunk);
+    return joined;
+  }
+}
+
+/** The body's bytes, at most `declared` (or `limit`) of them. */
 function collect(req: IncomingMessage, limit: number, declared: number | undefined) {
   return new Promise<Buffer>((resolve, reject) => {
-    const whole = declared === undefined ? undefined : Buffer.allocUnsafe(declared);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      if (size + chunk.length > (declared ?? limit)) {
-        req.removeAllListeners('data');
-        req.resume();
-        reject(new BodyTooLargeError(limit));
-        return;
-      }
-      const length = chunk.length;
-      if (whole) {
-        chunk.copy(whole, size);
-        freeNow(chunk);
-      } else chunks.push(chunk);
-      size += length;
-    });
-    req.on('end', () => {
-      if (whole) return resolve(whole.subarray(0, size));
-      const joined = Buffer.concat(chunks, size);
-      for (const chunk of chunks) freeNow(chunk);
-      resolve(joined);
-    });
+    const chunks = new Chunks(declared);
+    const max = declared ?? limit;
+    // Removed once the body is read: the request closes after every answer, and an Error made
+    // then for a promise long settled cost a stack trace per request. The error listener stays:
+    // an error with none would end the process.
+    const settle = (): void => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('close', onClose);
+    };
+    const onData = (chunk: Buffer): void => {
+      if (chunks.size + chunk.length <= max) return chunks.add(chunk);
+      settle();
+      req.resume();
+      reject(new BodyTooLargeError(limit));
+    };
+    const onEnd = (): void => {
+      settle();
+      resolve(chunks.bytes());
+    };
+    const onClose = (): void => {
+      settle();
+      reject(new Error('the connection closed before the body ended'));
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
     req.on('error', reject);
-    req.on('close', () => reject(new Error('the connection closed before the body ended')));
+    req.on('close', onClose);
     req.resume();
   });
 }

@@ -101,6 +101,18 @@ export class WebhookMetrics {
     entry.time(seconds);
   }
 
+  private readonly inFlightChildren = new Map<string, { inc: () => void; dec: () => void }>();
+
+  /** The in-flight gauge of one endpoint, looked up once. */
+  inFlightOf(endpoint: string): { inc: () => void; dec: () => void } {
+    let child = this.inFlightChildren.get(endpoint);
+    if (!child) {
+      child = this.inFlight.labels(endpoint);
+      this.inFlightChildren.set(endpoint, child);
+    }
+    return child;
+  }
+
   setRevision(revision: string): void {
     this.configRevision.reset();
     this.configRevision.set({ revision }, 1);

@@ -61,16 +61,35 @@ export function createAdmissionHandler(
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const deps: ServeDeps = { ...handlerDeps, malformedLog: new Throttled() };
   return (req, res) => {
-    const endpoint = ROUTES[(req.url ?? '').split('?')[0] ?? ''];
+    const endpoint = ROUTES[pathOf(req.url ?? '')];
     if (!endpoint)
       return send(res, 404, 'not found: POST to /mutate/pods or /mutate/workloads\n', 'text/plain');
     if (req.method !== 'POST')
       return send(res, 405, 'method not allowed: POST an AdmissionReview\n', 'text/plain');
-    deps.metrics.inFlight.inc({ endpoint });
-    serve(endpoint, req, res, deps)
-      .catch((err: unknown) => failed(endpoint, res, deps, err))
-      .finally(() => deps.metrics.inFlight.dec({ endpoint }));
+    void handle(endpoint, req, res, deps);
   };
+}
+
+function pathOf(url: string): string {
+  const query = url.indexOf('?');
+  return query < 0 ? url : url.slice(0, query);
+}
+
+async function handle(
+  endpoint: Endpoint,
+  req: IncomingMessage,
+  res: ServerResponse,
+  deps: ServeDeps,
+): Promise<void> {
+  const inFlight = deps.metrics.inFlightOf(endpoint);
+  inFlight.inc();
+  try {
+    await serve(endpoint, req, res, deps);
+  } catch (err) {
+    failed(endpoint, res, deps, err);
+  } finally {
+    inFlight.dec();
+  }
 }
 
 /** A failure no request should cause: counted, logged, answered 500; the process goes on. */
