@@ -9,6 +9,7 @@ import {
   parseRef,
   readFlags,
   type ListenAddress,
+  type LogLevel,
   type ObjectRef,
 } from '@outrigger/kube/without-api';
 import { MAX_CONNECTIONS } from './connections';
@@ -23,7 +24,7 @@ export interface WebhookFlags {
   configMap?: ObjectRef;
   kubeconfig?: string;
   onError: 'allow' | 'deny';
-  logLevel: string;
+  logLevel: LogLevel;
   maxBodyBytes: number;
   maxBodyBytesInFlight: number;
   maxConnections: number;

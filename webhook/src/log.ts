@@ -1,28 +1,15 @@
-// Structured JSON logs (winston). The logger is created once in main and passed down.
+// Structured JSON logs, one object a line on stderr, in the format winston's JSON gives (keys
+// sorted) without loading winston. The logger is created once in main and passed down.
 
-import winston from 'winston';
+import { jsonLogger, type LogLevel, type Logger } from '@outrigger/kube/without-api';
 
-export type Logger = winston.Logger;
+export type { Logger };
 
-export function createLogger(level = 'info', component = 'outrigger-webhook'): Logger {
-  return winston.createLogger({
-    level,
-    defaultMeta: { component },
-    format: winston.format.combine(
-      winston.format.timestamp(),
-      winston.format.errors({ stack: true }),
-      winston.format.json(),
-    ),
-    transports: [
-      new winston.transports.Console({ stderrLevels: ['error', 'warn', 'info', 'debug'] }),
-    ],
-  });
+export function createLogger(level: LogLevel = 'info', component = 'outrigger-webhook'): Logger {
+  return jsonLogger({ level, component });
 }
 
 /** A logger that drops everything, for tests. */
 export function silentLogger(): Logger {
-  return winston.createLogger({
-    silent: true,
-    transports: [new winston.transports.Console({ silent: true })],
-  });
+  return jsonLogger({ level: 'error', component: 'test', write: () => undefined });
 }

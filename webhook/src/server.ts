@@ -258,7 +258,7 @@ function admitted(
         revision: revision.revision,
       });
   }
-  // Checked first: winston builds the whole log entry before it filters by level.
+  // Checked first: the fields would be built for nothing on every admission.
   if (deps.logger.isDebugEnabled()) {
     deps.logger.debug('admission', {
       uid: answer.request.uid,
