@@ -24,6 +24,9 @@ const RATE = 1000;
 const CONCURRENCY = 32;
 /** Clock ticks per second of /proc/PID/stat's utime and stime (USER_HZ, 100 on Linux). */
 const CLOCK_TICKS = 100;
+// BENCH_WEBHOOK_BIN: another build's outrigger-webhook.js (a checkout of an earlier commit, say)
+// to measure in place of this one. BENCH_NODE_OPTIONS: the webhook's NODE_OPTIONS in place of
+// the chart's (to try V8 settings).
 
 interface Target {
   name: string;
@@ -211,13 +214,19 @@ interface Server {
   env: NodeJS.ProcessEnv;
 }
 
+function webhookEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env, ...shippedEnv() };
+  const tried = process.env.BENCH_NODE_OPTIONS;
+  return tried === undefined ? env : { ...env, NODE_OPTIONS: tried };
+}
+
 /** The two servers: the bare one with Node's defaults, the webhook as the chart starts it. */
 function servers(): { ca: string; list: Server[] } {
   const dir = mkdtempSync(join(tmpdir(), 'outrigger-bench-'));
   const { cert, key, certPem: ca } = makeCert(dir, 'bench');
   // prettier-ignore
   const webhookArgs = [
-    join(ROOT, 'webhook', 'bin', 'outrigger-webhook.js'),
+    process.env.BENCH_WEBHOOK_BIN ?? join(ROOT, 'webhook', 'bin', 'outrigger-webhook.js'),
     '--listen', '127.0.0.1:0',
     '--metrics-listen', '127.0.0.1:0',
     '--tls-cert-file', cert,
@@ -227,7 +236,7 @@ function servers(): { ca: string; list: Server[] } {
   ];
   const list = [
     { name: 'bare', args: [join(__dirname, 'bare-server.js'), cert, key], env: process.env },
-    { name: 'webhook', args: webhookArgs, env: { ...process.env, ...shippedEnv() } },
+    { name: 'webhook', args: webhookArgs, env: webhookEnv() },
   ];
   return { ca, list };
 }
@@ -290,15 +299,18 @@ function envLine(env: NodeJS.ProcessEnv): string {
 const fmt = (n: number, d = 0): string =>
   n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
 
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  if (sorted.length % 2) return sorted[mid] ?? NaN;
+  return ((sorted[mid - 1] ?? NaN) + (sorted[mid] ?? NaN)) / 2;
+}
+
 /** Median, and the range of the rounds. */
 function spread(values: number[], d = 0, unit = ''): string {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length / 2;
-  const median =
-    sorted.length % 2
-      ? (sorted[Math.floor(mid)] ?? NaN)
-      : ((sorted[mid - 1] ?? NaN) + (sorted[mid] ?? NaN)) / 2;
-  return `${fmt(median, d)}${unit} (${fmt(sorted[0] ?? NaN, d)}–${fmt(sorted.at(-1) ?? NaN, d)})`;
+  const low = Math.min(...values);
+  const high = Math.max(...values);
+  return `${fmt(median(values), d)}${unit} (${fmt(low, d)}–${fmt(high, d)})`;
 }
 
 function report(rounds: Map<string, Measured>[], workloads: Workload[]): void {
@@ -374,8 +386,6 @@ function summary(rounds: Map<string, Measured>[], workload: string): void {
   const tput = ratios((r) => r.throughput);
   const rss = ratios((r) => r.rss);
   const p99 = all('webhook', (r) => r.p99);
-  const median = (v: number[]): number =>
-    [...v].sort((a, b) => a - b)[Math.floor((v.length - 1) / 2)] ?? NaN;
   console.log(
     `  throughput ratio webhook/bare ${spread(tput, 2, 'x')}: target >= 0.8x ${verdict(median(tput) >= 0.8)}`,
   );
