@@ -201,6 +201,8 @@ export class WorkQueue {
   private readonly backoff: BackoffOptions;
   private readonly retryBucket: TokenBucket;
   private readonly scheduler: SchedulerLike;
+  /** Times reconciles: the scheduler's clock in tests, else a sub-millisecond one. */
+  private readonly elapsed: () => number;
   private readonly random: () => number;
   private readonly logger: QueueLogger;
   private readonly onReconcile: (event: ReconcileEvent) => void;
@@ -227,6 +229,8 @@ export class WorkQueue {
       scheduler: this.scheduler,
     });
     this.random = options.random ?? Math.random;
+    const scheduler = options.scheduler;
+    this.elapsed = scheduler ? () => scheduler.now() : () => performance.now();
     this.logger = options.logger ?? silent;
     this.onReconcile = options.onReconcile ?? (() => undefined);
     this.onDepth = options.onDepth ?? (() => undefined);
@@ -318,10 +322,10 @@ export class WorkQueue {
     this.queued.delete(key);
     this.processing.add(key);
     this.depthChanged();
-    const started = this.scheduler.now();
+    const started = this.elapsed();
     const attempt = await this.attempt(key);
     this.processing.delete(key);
-    const event = this.settle(key, attempt, this.scheduler.now() - started);
+    const event = this.settle(key, attempt, this.elapsed() - started);
     // Added while it ran: it runs again, after the event loop has turned (see addAfter).
     if (this.again.delete(key)) this.addAfter(key, 0);
     this.depthChanged();
