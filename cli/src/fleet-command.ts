@@ -2,7 +2,6 @@
 // any cluster by the usual kubeconfig rules (--kubeconfig, --context, KUBECONFIG, ~/.kube/config).
 
 import {
-  AppsV1Api,
   CoreV1Api,
   PatchStrategy,
   setHeaderOptions,
@@ -23,7 +22,7 @@ import {
   type StampedKind,
 } from '@outrigger/shared';
 import { fleetStatus, formatFleet, type FleetRow, type FleetStatus } from './fleet';
-import { apiErrorMessage, plainJson, workloadClient } from '@outrigger/kube';
+import { KubeApi, accessOf, apiErrorMessage, plainJson, workloadClient } from '@outrigger/kube';
 import { clusterFlags, FLEET_FLAGS, loadKubeConfig, parseClusterArgs } from './cluster-flags';
 import { ClusterError, UsageError, type Io } from './io';
 
@@ -37,7 +36,8 @@ const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 interface Cluster {
   core: CoreV1Api;
-  apps: AppsV1Api;
+  /** The workloads' API, as plain JSON (workloadClient). */
+  apps: KubeApi;
   configMap: { namespace: string; name: string };
 }
 
@@ -46,7 +46,7 @@ function connect(values: Parameters<typeof clusterFlags>[0]): Cluster {
   const kc = loadKubeConfig(flags);
   return {
     core: kc.makeApiClient(CoreV1Api),
-    apps: kc.makeApiClient(AppsV1Api),
+    apps: new KubeApi(accessOf(kc)),
     configMap: flags.configMap,
   };
 }

@@ -4,17 +4,9 @@
 // meanwhile), so a stale cache gets a conflict and a requeue, never a second CA.
 
 import { X509Certificate } from 'node:crypto';
-import {
-  AdmissionregistrationV1Api,
-  CoreV1Api,
-  PatchStrategy,
-  setHeaderOptions,
-  type KubeConfig,
-  type V1MutatingWebhookConfiguration,
-  type V1Secret,
-} from '@kubernetes/client-node';
+import { type V1MutatingWebhookConfiguration, type V1Secret } from '@kubernetes/client-node';
 import { CA_SECRET_NAME, FIELD_MANAGER, TLS_SECRET_NAME, formatTime } from '@outrigger/shared';
-import { httpStatus, isConflict } from '@outrigger/kube';
+import { httpStatus, isConflict, type KubeApi } from '@outrigger/kube';
 import { ObjectCache } from './cache';
 import { planCertificates, type CertificatePlan, type CertificatePolicy } from './certificates';
 import type { CertificateFlags } from './flags';
@@ -27,7 +19,7 @@ const MAX_RECHECK_MS = 60 * 60_000;
 const CONFLICT_REQUEUE_MS = 1000;
 
 export interface CertificateKeeperOptions {
-  kc: KubeConfig;
+  api: KubeApi;
   namespace: string;
   flags: CertificateFlags;
   logger: Logger;
@@ -59,16 +51,12 @@ function bundleFingerprints(bundle: string | undefined): string[] {
 export class CertificateKeeper {
   readonly secrets = new ObjectCache<V1Secret>();
   readonly webhookConfigurations = new ObjectCache<V1MutatingWebhookConfiguration>();
-  private readonly core: CoreV1Api;
-  private readonly admission: AdmissionregistrationV1Api;
   private readonly policy: CertificatePolicy;
   private readonly clock: () => number;
   private warnedMissing = false;
   private trusted: { fingerprint: string; sinceMs: number } | undefined;
 
   constructor(private readonly o: CertificateKeeperOptions) {
-    this.core = o.kc.makeApiClient(CoreV1Api);
-    this.admission = o.kc.makeApiClient(AdmissionregistrationV1Api);
     this.clock = o.clock ?? Date.now;
     this.policy = {
       caValidityMs: o.flags.caValiditySeconds * 1000,
@@ -178,15 +166,14 @@ export class CertificateKeeper {
     };
     if (current) {
       this.o.onWrite('secrets', 'update');
-      await this.core.replaceNamespacedSecret({
-        name,
-        namespace,
-        body,
+      await this.o.api.replace(`/api/v1/namespaces/${namespace}/secrets/${name}`, body, {
         fieldManager: FIELD_MANAGER,
       });
     } else {
       this.o.onWrite('secrets', 'create');
-      await this.core.createNamespacedSecret({ namespace, body, fieldManager: FIELD_MANAGER });
+      await this.o.api.create(`/api/v1/namespaces/${namespace}/secrets`, body, {
+        fieldManager: FIELD_MANAGER,
+      });
     }
     this.o.logger.info('wrote the webhook certificate Secret', { secret: `${namespace}/${name}` });
   }
@@ -206,9 +193,11 @@ export class CertificateKeeper {
     await this.o.acquireWrite();
     this.o.onWrite('mutatingwebhookconfigurations', 'patch');
     try {
-      await this.admission.patchMutatingWebhookConfiguration(
-        { name: config.metadata?.name ?? '', body: ops, fieldManager: FIELD_MANAGER },
-        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+      await this.o.api.patch(
+        `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${config.metadata?.name ?? ''}`,
+        ops,
+        'json',
+        { fieldManager: FIELD_MANAGER },
       );
     } catch (err) {
       if (isFailedTest(err))

@@ -5,15 +5,8 @@
 // certificates key. Followers keep the caches warm; a new
 // leader enqueues every key, as whatever happened while it did not lead must be looked at again.
 
-import {
-  AppsV1Api,
-  CoreV1Api,
-  type KubeConfig,
-  type V1ConfigMap,
-  type V1Namespace,
-  type V1Pod,
-} from '@kubernetes/client-node';
-import type { ObjectRef, WatchDelta } from '@outrigger/kube';
+import type { V1ConfigMap, V1Namespace, V1Pod } from '@kubernetes/client-node';
+import type { KubeApi, ObjectRef, WatchDelta } from '@outrigger/kube';
 import { historyConfigMapName, type StampedKind, type Workload } from '@outrigger/shared';
 import { ObjectCache } from './cache';
 import { CERTIFICATES_KEY, CertificateKeeper } from './certificate-keeper';
@@ -36,7 +29,7 @@ export const WRITE_LIMIT = { ratePerSecond: 20, burst: 50 };
 const WAVE_BATCH_MS = 100;
 
 export interface ControllerOptions {
-  kc: KubeConfig;
+  api: KubeApi;
   /** The namespace Outrigger runs in: never labelled, never injected. */
   systemNamespace: string;
   configMap: ObjectRef;
@@ -80,8 +73,6 @@ export class Controller {
   private readonly dryRunReported = new Set<string>();
   /** Owners whose last write was refused (not a conflict), with when to try again. */
   private readonly failures = new Map<string, OwnerBackoff>();
-  private readonly apps: AppsV1Api;
-  private readonly core: CoreV1Api;
   private readonly limiter: WriteLimiter;
   private readonly events: EventRecorder;
   private readonly clock: () => number;
@@ -89,14 +80,12 @@ export class Controller {
   private lastProblemVersion: string | undefined;
 
   constructor(private readonly o: ControllerOptions) {
-    this.core = o.kc.makeApiClient(CoreV1Api);
-    this.apps = o.kc.makeApiClient(AppsV1Api);
     this.config = new ConfigHolder(o.configMap);
     this.owners = new OwnerIndex((name) => this.namespaces.get(name), o.systemNamespace);
     this.clock = o.clock ?? Date.now;
     this.limiter = new WriteLimiter(o.writeLimit ?? WRITE_LIMIT);
     this.events = new EventRecorder({
-      core: this.core,
+      api: this.o.api,
       acquireWrite: () => this.acquireWrite(this.queue),
       onWrite: () => o.metrics.writes.inc({ resource: 'events', verb: 'create' }),
       logger: o.logger,
@@ -105,7 +94,7 @@ export class Controller {
     });
     if (o.certificates)
       this.certificates = new CertificateKeeper({
-        kc: o.kc,
+        api: o.api,
         namespace: o.systemNamespace,
         flags: o.certificates,
         logger: o.logger,
@@ -272,7 +261,7 @@ export class Controller {
     if (key === WAVE_KEY) return this.reconcileWave(queue);
     if (key === HISTORY_KEY)
       return reconcileHistory({
-        core: this.core,
+        api: this.o.api,
         ref: this.historyRef,
         config: this.config.inForce,
         configAnnotations: this.config.configMap?.metadata?.annotations,
@@ -287,7 +276,7 @@ export class Controller {
     const name = namespaceOfKey(key);
     if (name === undefined) throw new TerminalError(`no reconciler for key ${key}`);
     return reconcileNamespace(name, {
-      core: this.core,
+      api: this.o.api,
       get: (n) => this.namespaces.get(n),
       policy: {
         systemNamespace: this.o.systemNamespace,
@@ -312,8 +301,7 @@ export class Controller {
     const url = this.o.webhookReadyUrl;
     const step = new WaveStep(
       {
-        apps: this.apps,
-        core: this.core,
+        api: this.o.api,
         configMapRef: this.o.configMap,
         systemNamespace: this.o.systemNamespace,
         clock: this.clock,

@@ -4,7 +4,8 @@
 // process, so a steady cluster gets no Event writes. An Event is a report: failing to write one
 // is logged and never fails the reconcile that decided it.
 
-import type { CoreV1Api, CoreV1Event } from '@kubernetes/client-node';
+import type { CoreV1Event } from '@kubernetes/client-node';
+import type { KubeApi } from '@outrigger/kube';
 import type { Logger } from './log';
 
 export const EVENT_REASONS = [
@@ -44,7 +45,7 @@ export interface EventRecord {
 }
 
 export interface EventRecorderOptions {
-  core: Pick<CoreV1Api, 'createNamespacedEvent'>;
+  api: Pick<KubeApi, 'create'>;
   /** Waits for a write token; throws when this replica may no longer write. */
   acquireWrite: () => Promise<void>;
   onWrite: () => void;
@@ -81,10 +82,7 @@ export class EventRecorder {
     try {
       await this.o.acquireWrite();
       this.o.onWrite();
-      await this.o.core.createNamespacedEvent({
-        namespace: subject.namespace,
-        body: this.body(event),
-      });
+      await this.o.api.create(`/api/v1/namespaces/${subject.namespace}/events`, this.body(event));
     } catch (error) {
       // Not remembered after all: a later reconcile may try again.
       this.written.delete(id);

@@ -4,13 +4,8 @@
 // a merge patch that adds the new revision and drops the oldest beyond `rollout.history`, never
 // the last good one. Every write carries the resourceVersion it was decided on.
 
-import {
-  CoreV1Api,
-  PatchStrategy,
-  setHeaderOptions,
-  type V1ConfigMap,
-} from '@kubernetes/client-node';
-import { isConflict, type ObjectRef } from '@outrigger/kube';
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import { isConflict, type KubeApi, type ObjectRef } from '@outrigger/kube';
 import {
   FIELD_MANAGER,
   historyDataPatch,
@@ -26,7 +21,7 @@ import type { Result } from './queue';
 export const HISTORY_KEY = 'History';
 
 export interface HistoryDeps {
-  core: CoreV1Api;
+  api: KubeApi;
   ref: ObjectRef;
   config: ConfigInForce | undefined;
   /** The configuration ConfigMap's annotations: the last good revision is never dropped. */
@@ -89,24 +84,21 @@ async function write(d: HistoryDeps, patch: Record<string, string | null>): Prom
     const data = Object.fromEntries(
       Object.entries(patch).filter((e): e is [string, string] => e[1] !== null),
     );
-    await d.core.createNamespacedConfigMap({
-      namespace,
-      body: {
+    await d.api.create(
+      `/api/v1/namespaces/${namespace}/configmaps`,
+      {
         metadata: { name, namespace, labels: { 'app.kubernetes.io/part-of': 'outrigger' } },
         data,
       },
-      fieldManager: FIELD_MANAGER,
-    });
+      { fieldManager: FIELD_MANAGER },
+    );
     return;
   }
   const rv = d.history.metadata?.resourceVersion;
-  await d.core.patchNamespacedConfigMap(
-    {
-      name,
-      namespace,
-      body: { metadata: rv ? { resourceVersion: rv } : {}, data: patch },
-      fieldManager: FIELD_MANAGER,
-    },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  await d.api.patch(
+    `/api/v1/namespaces/${namespace}/configmaps/${name}`,
+    { metadata: rv ? { resourceVersion: rv } : {}, data: patch },
+    'merge',
+    { fieldManager: FIELD_MANAGER },
   );
 }

@@ -1,44 +1,16 @@
-// Structured JSON logs (winston), as the webhook writes them. Created once in main, passed down.
-// An error among a line's fields is written as its message (an API error as the server's, a
-// network error with its cause): JSON makes `{}` of an Error, which says nothing.
+// The controller's structured JSON logs, in the webhook's format (kube/src/log.ts). Created once
+// in main and passed down.
 
-import { apiErrorMessage } from '@outrigger/kube';
-import winston from 'winston';
-import type Transport from 'winston-transport';
+import { jsonLogger, type LogLevel, type Logger } from '@outrigger/kube';
 
-export type Logger = winston.Logger;
+export type { Logger };
 
-/** The message of an error, and of its cause when that adds something ("fetch failed: ..."). */
-export function errorText(err: Error): string {
-  const text = apiErrorMessage(err);
-  const cause: unknown = err.cause;
-  if (!(cause instanceof Error)) return text;
-  const more = errorText(cause);
-  return more && !text.includes(more) ? `${text}: ${more}` : text;
+/** `write` replaces stderr (tests capture lines with it). */
+export function createLogger(level: LogLevel = 'info', write?: (line: string) => void): Logger {
+  return jsonLogger({ level, component: 'outrigger-controller', write });
 }
 
-/** Every top-level field holding an Error becomes its text. */
-const errorFields = winston.format((info) => {
-  for (const [key, value] of Object.entries(info)) {
-    if (value instanceof Error) info[key] = errorText(value);
-  }
-  return info;
-});
-
-/** `transport` replaces stderr (tests capture lines with it). */
-export function createLogger(level = 'info', transport?: Transport): Logger {
-  return winston.createLogger({
-    level,
-    defaultMeta: { component: 'outrigger-controller' },
-    format: winston.format.combine(
-      winston.format.timestamp(),
-      winston.format.errors({ stack: true }),
-      errorFields(),
-      winston.format.json(),
-    ),
-    transports: [
-      transport ??
-        new winston.transports.Console({ stderrLevels: ['error', 'warn', 'info', 'debug'] }),
-    ],
-  });
+/** A logger that drops everything, for tests. */
+export function silentLogger(): Logger {
+  return jsonLogger({ level: 'error', component: 'test', write: () => undefined });
 }

@@ -2,14 +2,15 @@
 // metrics server; on SIGTERM it releases the Lease (so a follower takes over at once) and stops.
 
 import type { Server as HttpServer } from 'node:http';
-import type { KubeConfig, KubernetesObject, V1Pod } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import {
   LeaderElector,
   ResilientWatch,
   boundPort,
   defaultIdentity,
   helpRequested,
-  loadKubeConfig,
+  KubeApi,
+  loadClusterAccess,
   startProbeServer,
 } from '@outrigger/kube';
 import { Controller } from './controller';
@@ -30,14 +31,14 @@ export interface ControllerDeps {
 }
 
 function elector(
-  kc: KubeConfig,
+  api: KubeApi,
   flags: ControllerFlags,
   c: Controller,
   deps: ControllerDeps & { identity: string },
 ) {
   const { identity } = deps;
   return new LeaderElector({
-    kc,
+    api,
     namespace: flags.namespace,
     name: flags.leaseName,
     identity,
@@ -92,10 +93,10 @@ export async function startController(
   deps: ControllerDeps,
 ): Promise<Running> {
   const { logger, metrics } = deps;
-  const kc = loadKubeConfig(flags.kubeconfig);
+  const api = new KubeApi(loadClusterAccess(flags.kubeconfig));
   const identity = defaultIdentity();
   const controller = new Controller({
-    kc,
+    api,
     systemNamespace: flags.namespace,
     configMap: flags.configMap,
     logger,
@@ -105,7 +106,7 @@ export async function startController(
     writeLimit: { ratePerSecond: flags.writeQps, burst: flags.writeBurst },
     certificates: flags.certificates,
   });
-  const watchDeps: WatchDeps = { kc, controller, logger, metrics };
+  const watchDeps: WatchDeps = { api, controller, logger, metrics };
   const injected = new InjectedPods(watchDeps);
   controller.onPodSelector = (selector) => injected.switchTo(selector);
   controller.podsSynced = () => injected.hasSynced;
@@ -123,7 +124,7 @@ export async function startController(
   );
   await Promise.all(watches.map((w) => w.start()));
   const leader = flags.leaderElect
-    ? elector(kc, flags, controller, { ...deps, identity })
+    ? elector(api, flags, controller, { ...deps, identity })
     : undefined;
   if (leader) {
     controller.mayWrite = () => leader.isLeader;

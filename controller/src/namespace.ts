@@ -13,12 +13,7 @@
 // and a first start on a cluster of thousands of namespaces makes no writes for them.
 // A stale label on a system namespace is removed too: they are never injected.
 
-import {
-  CoreV1Api,
-  PatchStrategy,
-  setHeaderOptions,
-  type V1Namespace,
-} from '@kubernetes/client-node';
+import type { V1Namespace } from '@kubernetes/client-node';
 import {
   ENABLED,
   FIELD_MANAGER,
@@ -27,7 +22,7 @@ import {
   KUBERNETES_SYSTEM_NAMESPACES,
   type NamespaceMeta,
 } from '@outrigger/shared';
-import { isConflict } from '@outrigger/kube';
+import { isConflict, type KubeApi } from '@outrigger/kube';
 import type { Result } from './queue';
 
 export const NAMESPACE_KEY_PREFIX = 'Namespace/';
@@ -95,7 +90,7 @@ export function namespaceMeta(ns: V1Namespace): NamespaceMeta & { resourceVersio
 }
 
 export interface NamespaceReconcilerDeps {
-  core: Pick<CoreV1Api, 'patchNamespace'>;
+  api: Pick<KubeApi, 'patch'>;
   /** The cache's view of a namespace (never changed here). */
   get: (name: string) => V1Namespace | undefined;
   policy: NamespacePolicy;
@@ -117,10 +112,9 @@ export async function reconcileNamespace(
   await deps.acquireWrite();
   deps.onWrite(name, patch);
   try {
-    await deps.core.patchNamespace(
-      { name, body: patch, fieldManager: FIELD_MANAGER },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
+    await deps.api.patch(`/api/v1/namespaces/${name}`, patch, 'merge', {
+      fieldManager: FIELD_MANAGER,
+    });
   } catch (err) {
     // 409: the cache is behind the namespace. Its watch event adds the key again; the requeue
     // covers a watch that is slow to deliver it. Not a failure, so no back-off and no warning.

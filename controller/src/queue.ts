@@ -29,7 +29,7 @@ export class TerminalError extends Error {
   }
 }
 
-/** The slice of a logger the queue uses; a winston logger fits it. */
+/** The slice of a logger the queue uses. */
 export interface QueueLogger {
   warn(message: string, meta: Record<string, unknown>): unknown;
   error(message: string, meta: Record<string, unknown>): unknown;

@@ -6,19 +6,13 @@
 // the second time: every decision is read back from the cluster, and each write carries the
 // resourceVersion it was decided on, so a write from a stale cache fails instead of repeating.
 
-import {
-  AppsV1Api,
-  CoreV1Api,
-  PatchStrategy,
-  setHeaderOptions,
-  type V1ConfigMap,
-} from '@kubernetes/client-node';
+import type { V1ConfigMap } from '@kubernetes/client-node';
 import {
   apiErrorMessage,
   isConflict,
   isRefusal,
-  plainJson,
   workloadClient,
+  type KubeApi,
   type ObjectRef,
 } from '@outrigger/kube';
 import { FIELD_MANAGER, RESTARTED_REVISION, type Config } from '@outrigger/shared';
@@ -47,6 +41,7 @@ import {
   stagePatch,
 } from '@outrigger/shared';
 import type { Result } from './queue';
+import { slimWorkload } from './slim';
 import type { Workload } from '@outrigger/shared';
 
 export const WAVE_KEY = 'Wave';
@@ -63,15 +58,14 @@ export interface WaveView {
 }
 
 export interface WaveDeps {
-  apps: AppsV1Api;
-  core: CoreV1Api;
+  api: KubeApi;
   configMapRef: ObjectRef;
   systemNamespace: string;
   clock: () => number;
   /** Waits for a write token; throws when this replica may no longer write. */
   acquireWrite: () => Promise<void>;
   onWrite: (resource: string, verb: string) => void;
-  /** A workload as our write left it, until the cache has caught up with the write. */
+  /** A workload as our write left it (slim), until the cache has caught up with the write. */
   onWritten: (before: Workload, after: Workload) => void;
   events: EventRecorder;
   /** Dry-run restarts already logged (owner, revision, reason), kept across runs. */
@@ -303,11 +297,9 @@ export class WaveStep {
       fieldManager: FIELD_MANAGER,
     };
     const what = `${w.kind} ${args.namespace}/${args.name}`;
-    const written = await this.write(what, () =>
-      workloadClient(deps.apps, w.kind).mergePatch(args),
-    );
+    const written = await this.write(what, () => workloadClient(deps.api, w.kind).mergePatch(args));
     if (!written) return undefined;
-    const after = { ...plainJson(written), apiVersion: 'apps/v1', kind: w.kind } as Workload;
+    const after = slimWorkload(w.kind)(written);
     deps.onWritten(w, after);
     return after;
   }
@@ -352,14 +344,11 @@ export class WaveStep {
     deps.onWrite('configmaps', 'patch');
     const { namespace, name } = deps.configMapRef;
     const written = await this.write(`ConfigMap ${namespace}/${name}`, () =>
-      deps.core.patchNamespacedConfigMap(
-        {
-          name,
-          namespace,
-          body: rv ? withResourceVersion(body, rv) : body,
-          fieldManager: FIELD_MANAGER,
-        },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      deps.api.patch(
+        `/api/v1/namespaces/${namespace}/configmaps/${name}`,
+        rv ? withResourceVersion(body, rv) : body,
+        'merge',
+        { fieldManager: FIELD_MANAGER },
       ),
     );
     return written !== undefined;

@@ -4,18 +4,14 @@
 // only what the controller reads of each object (slim.ts) and hand it what changed. The
 // injected-pod selector names the current revision, so that watch is replaced when it changes.
 
-import {
-  AdmissionregistrationV1Api,
-  CoreV1Api,
-  type KubeConfig,
-  type KubernetesListObject,
-  type KubernetesObject,
-  type V1ConfigMap,
-  type V1MutatingWebhookConfiguration,
-  type V1Pod,
-  type V1Secret,
+import type {
+  KubernetesObject,
+  V1ConfigMap,
+  V1MutatingWebhookConfiguration,
+  V1Pod,
+  V1Secret,
 } from '@kubernetes/client-node';
-import { ResilientWatch, type Keyed, type WatchDelta } from '@outrigger/kube';
+import { ResilientWatch, type KubeApi, type Keyed, type WatchDelta } from '@outrigger/kube';
 import {
   CA_SECRET_NAME,
   ESCAPED_POD_SELECTOR,
@@ -28,7 +24,7 @@ import type { ControllerMetrics } from './metrics';
 import { slimNamespace, slimPod, slimWorkload } from './slim';
 
 export interface WatchDeps {
-  kc: KubeConfig;
+  api: KubeApi;
   controller: Controller;
   logger: Logger;
   metrics: ControllerMetrics;
@@ -45,8 +41,6 @@ function watch<T extends Keyed>(
   o: {
     path: string;
     resource: string;
-    /** A typed list of one's own, for the watches of named objects; else a paged raw list. */
-    list?: () => Promise<KubernetesListObject<KubernetesObject>>;
     transform?: (object: KubernetesObject) => T;
     onChange?: (items: readonly T[]) => void;
     onDelta?: (delta: WatchDelta<T>) => void;
@@ -55,9 +49,8 @@ function watch<T extends Keyed>(
   },
 ): ResilientWatch<T> {
   return new ResilientWatch<T>({
-    kc: d.kc,
+    api: d.api,
     path: o.path,
-    list: o.list,
     transform: o.transform,
     fieldSelector: o.fieldSelector,
     labelSelector: o.labelSelector,
@@ -114,8 +107,6 @@ export function certificateWatches(d: WatchDeps): ResilientWatch<KubernetesObjec
   const keeper = d.controller.certificates;
   const flags = d.controller.certificateFlags;
   if (!keeper || !flags) return [];
-  const core = d.kc.makeApiClient(CoreV1Api);
-  const admission = d.kc.makeApiClient(AdmissionregistrationV1Api);
   const namespace = d.controller.systemNamespace;
   const byName = (name: string) => `metadata.name=${name}`;
   const seen = new Map<string, readonly V1Secret[]>();
@@ -124,7 +115,6 @@ export function certificateWatches(d: WatchDeps): ResilientWatch<KubernetesObjec
       path: `/api/v1/namespaces/${namespace}/secrets`,
       resource: `secrets (${name})`,
       fieldSelector: byName(name),
-      list: () => core.listNamespacedSecret({ namespace, fieldSelector: byName(name) }),
       onChange: (items) => {
         // Two watches feed one cache: each replaces its own part.
         seen.set(name, items);
@@ -136,10 +126,6 @@ export function certificateWatches(d: WatchDeps): ResilientWatch<KubernetesObjec
     path: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
     resource: 'mutatingwebhookconfigurations',
     fieldSelector: byName(flags.webhookConfiguration),
-    list: () =>
-      admission.listMutatingWebhookConfiguration({
-        fieldSelector: byName(flags.webhookConfiguration),
-      }),
     onChange: (items) => {
       keeper.webhookConfigurations.replace(items);
       d.controller.certificatesChanged();
@@ -154,7 +140,6 @@ export function certificateWatches(d: WatchDeps): ResilientWatch<KubernetesObjec
 
 /** The watches whose selectors never change. */
 export function fixedWatches(d: WatchDeps): ResilientWatch<KubernetesObject>[] {
-  const core = d.kc.makeApiClient(CoreV1Api);
   const ref = d.controller.config.ref;
   const byName = `metadata.name=${ref.name}`;
   const history = d.controller.historyRef;
@@ -164,18 +149,12 @@ export function fixedWatches(d: WatchDeps): ResilientWatch<KubernetesObject>[] {
       path: `/api/v1/namespaces/${history.namespace}/configmaps`,
       resource: 'configmaps (history)',
       fieldSelector: historyByName,
-      list: () =>
-        core.listNamespacedConfigMap({
-          namespace: history.namespace,
-          fieldSelector: historyByName,
-        }),
       onChange: (items) => d.controller.onHistory(items),
     }),
     watch<V1ConfigMap>(d, {
       path: `/api/v1/namespaces/${ref.namespace}/configmaps`,
       resource: 'configmaps',
       fieldSelector: byName,
-      list: () => core.listNamespacedConfigMap({ namespace: ref.namespace, fieldSelector: byName }),
       onChange: (items) => d.controller.onConfigMap(items),
     }),
     watch(d, {

@@ -3,8 +3,8 @@
 
 import type { V1Namespace } from '@kubernetes/client-node';
 import { ENABLED, INJECT } from '@outrigger/shared';
-import winston from 'winston';
 import { Controller } from '../src/controller';
+import { silentLogger } from '../src/log';
 import { ControllerMetrics } from '../src/metrics';
 import { unreachable } from './kubeconfig';
 
@@ -22,14 +22,14 @@ async function writes(metrics: ControllerMetrics): Promise<number> {
 }
 
 describe('Controller', () => {
-  const logger = winston.createLogger({ silent: true, transports: [] });
+  const logger = silentLogger();
   let metrics: ControllerMetrics;
   let controller: Controller;
 
   beforeEach(() => {
     metrics = new ControllerMetrics();
     controller = new Controller({
-      kc: unreachable(),
+      api: unreachable(),
       systemNamespace: 'outrigger-system',
       configMap: { namespace: 'outrigger-system', name: 'outrigger-config' },
       identity: 'test',

@@ -1,24 +1,24 @@
 // Events: written once per subject, reason and `once` key; a failed write is logged, not thrown,
 // and tried again next time.
 
-import type { CoreV1Api } from '@kubernetes/client-node';
-import winston from 'winston';
+import type { KubeApi } from '@outrigger/kube';
+import { silentLogger } from '../src/log';
 import { EventRecorder, type EventRecord } from '../src/events';
 
-const logger = winston.createLogger({ silent: true, transports: [] });
+const logger = silentLogger();
 
 function recorder(fail = false) {
   const created: unknown[] = [];
   let writes = 0;
-  const core = {
-    createNamespacedEvent: (args: { namespace: string; body: unknown }) => {
+  const api = {
+    create: (path: string, body: unknown) => {
       if (fail) return Promise.reject(new Error('forbidden'));
-      created.push(args);
-      return Promise.resolve(args.body);
+      created.push({ namespace: path.split('/')[4], body });
+      return Promise.resolve(body);
     },
-  } as unknown as Pick<CoreV1Api, 'createNamespacedEvent'>;
+  } as unknown as Pick<KubeApi, 'create'>;
   const events = new EventRecorder({
-    core,
+    api,
     acquireWrite: () => Promise.resolve(),
     onWrite: () => (writes += 1),
     logger,

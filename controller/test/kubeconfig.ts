@@ -1,15 +1,8 @@
-// A kubeconfig for tests that need a real client but no API server.
+// An API client for tests that need a real client but no API server.
 
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeApi } from '@outrigger/kube';
 
-/** A kubeconfig whose server refuses connections, as an API server that is down does. */
-export function unreachable(): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: 'http://127.0.0.1:1', skipTLSVerify: true }],
-    users: [{ name: 'u' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
-  return kc;
+/** A client whose server refuses connections, as an API server that is down does. */
+export function unreachable(): KubeApi {
+  return new KubeApi({ server: 'http://127.0.0.1:1' });
 }

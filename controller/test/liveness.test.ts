@@ -4,7 +4,8 @@
 // Each scenario is the state the issue's reproduction reached; the wave's own clock is moved on
 // where the issue waited for a back-off to run out.
 
-import { ApiException, AppsV1Api, CoreV1Api, type V1Namespace } from '@kubernetes/client-node';
+import type { V1Namespace } from '@kubernetes/client-node';
+import { ApiError, type KubeApi } from '@outrigger/kube';
 import {
   CONFIG_REVISION,
   ENABLED,
@@ -21,16 +22,16 @@ import {
   WAVE_STAGE,
   type Workload,
 } from '@outrigger/shared';
-import winston from 'winston';
 import type { ConfigInForce } from '../src/config-map';
 import { EventRecorder, type EventReason } from '../src/events';
+import { silentLogger } from '../src/log';
 import { ControllerMetrics } from '../src/metrics';
 import { OwnerIndex } from '../src/owner-index';
 import { WorkQueue, type ReconcileEvent, type Result } from '../src/queue';
 import { WAVE_KEY, WaveStep, type WaveDeps, type WaveView } from '../src/rollout';
 import { unreachable } from './kubeconfig';
 
-const logger = winston.createLogger({ silent: true, transports: [] });
+const logger = silentLogger();
 const NAMESPACE = 'shop';
 /** The shortest wait a wave step asks for (docs/controller.md, "Never a busy loop"). */
 const FLOOR_MS = 1000;
@@ -114,14 +115,14 @@ function view(workloads: Workload[]): WaveView {
 /** The Event reasons the wave asked to write, in order (the Events API itself is a stub). */
 function recordingEvents(): { events: EventRecorder; reasons: EventReason[] } {
   const reasons: EventReason[] = [];
-  const core = {
-    createNamespacedEvent: (args: { body: { reason?: string } }) => {
-      reasons.push(args.body.reason as EventReason);
-      return Promise.resolve(args.body);
+  const api = {
+    create: (_path: string, body: { reason?: string }) => {
+      reasons.push(body.reason as EventReason);
+      return Promise.resolve(body);
     },
-  } as unknown as Pick<CoreV1Api, 'createNamespacedEvent'>;
+  } as unknown as Pick<KubeApi, 'create'>;
   const events = new EventRecorder({
-    core,
+    api,
     acquireWrite: () => Promise.resolve(),
     onWrite: () => undefined,
     logger,
@@ -130,8 +131,11 @@ function recordingEvents(): { events: EventRecorder; reasons: EventReason[] } {
   return { events, reasons };
 }
 
-/** An apps client whose every patch the API server refuses, as a ValidatingAdmissionPolicy does. */
-function refusingApps(): { apps: AppsV1Api; patches: () => number } {
+/**
+ * A client whose every patch of a Deployment the API server refuses, as a
+ * ValidatingAdmissionPolicy does; other calls find no API server.
+ */
+function refusingApps(): { apps: KubeApi; patches: () => number } {
   let patches = 0;
   const status = JSON.stringify({
     kind: 'Status',
@@ -140,12 +144,17 @@ function refusingApps(): { apps: AppsV1Api; patches: () => number } {
     reason: 'Invalid',
     code: 422,
   });
+  const down = unreachable();
   const apps = {
-    patchNamespacedDeployment: () => {
+    patch: (
+      path: string,
+      ...rest: Parameters<KubeApi['patch']> extends [string, ...infer R] ? R : never
+    ) => {
+      if (!path.includes('/deployments/')) return down.patch(path, ...rest);
       patches += 1;
-      return Promise.reject(new ApiException(422, 'refused', status, {}));
+      return Promise.reject(new ApiError(422, status, `PATCH ${path}`));
     },
-  } as unknown as AppsV1Api;
+  } as unknown as KubeApi;
   return { apps, patches: () => patches };
 }
 
@@ -158,14 +167,13 @@ interface Harness {
   skip: (ms: number) => void;
 }
 
-function harness(apps: AppsV1Api): Harness {
+function harness(api: KubeApi): Harness {
   let offset = 0;
   const failures: WaveDeps['failures'] = new Map();
   const { events, reasons } = recordingEvents();
   const metrics = new ControllerMetrics();
   const deps: WaveDeps = {
-    apps,
-    core: unreachable().makeApiClient(CoreV1Api),
+    api,
     configMapRef: { namespace: 'outrigger-system', name: 'outrigger-config' },
     systemNamespace: 'outrigger-system',
     clock: () => Date.now() + offset,
@@ -316,7 +324,7 @@ describe('WaveStep with the API server unreachable mid-wave', () => {
     runFor(1000, () => new WaveStep(h.deps, view(owners.map(outdated)), config).run());
 
   it('retries a write that cannot connect through the queue, and marks no owner refused', async () => {
-    const h = harness(unreachable().makeApiClient(AppsV1Api));
+    const h = harness(unreachable());
     const down = await outage(h);
     // The failed write came back to the queue as an error, retried with the queue's back-off.
     const retries = down.events.filter((e) => e.outcome === 'retry');
@@ -330,7 +338,7 @@ describe('WaveStep with the API server unreachable mid-wave', () => {
   });
 
   it('once the API server is back and a restart holds the one slot, the wave waits without spinning', async () => {
-    const h = harness(unreachable().makeApiClient(AppsV1Api));
+    const h = harness(unreachable());
     await outage(h);
     // The API server is back: a's restart went through and a rolls, holding the one slot,
     // while whatever the outage left behind for b and c has run out.

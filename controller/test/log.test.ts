@@ -3,19 +3,11 @@
 // the `{}` JSON makes of an Error. The chaos loop found every retry during an API server restart
 // logged as `"error":{}`.
 
-import { Writable } from 'node:stream';
-import winston from 'winston';
 import { createLogger } from '../src/log';
 
 /** A logger as main makes it, writing its lines into `lines`. */
 function capture(lines: Record<string, unknown>[]) {
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
-      done();
-    },
-  });
-  return createLogger('debug', new winston.transports.Stream({ stream }));
+  return createLogger('debug', (line) => lines.push(JSON.parse(line) as Record<string, unknown>));
 }
 
 describe('createLogger', () => {

@@ -2,6 +2,7 @@
 
 import { DISABLED, ENABLED, INJECT, INJECTION_LABEL, type NamespaceMeta } from '@outrigger/shared';
 import type { V1Namespace } from '@kubernetes/client-node';
+import type { KubeApi } from '@outrigger/kube';
 import {
   CONFLICT_REQUEUE_MS,
   desiredInjectionLabel,
@@ -95,7 +96,7 @@ describe('reconcileNamespace', () => {
     return {
       written,
       deps: {
-        core: { patchNamespace },
+        api: { patch: patchNamespace } as unknown as Pick<KubeApi, 'patch'>,
         get: (name: string) => (name === found.metadata?.name ? found : undefined),
         policy,
         acquireWrite: () => Promise.resolve(),

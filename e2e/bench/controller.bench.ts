@@ -94,6 +94,8 @@ function deployment(name: string, replicas: number): V1Deployment {
 /** A fake node (kwok) with room for the first size's pods; removed at the end. */
 async function benchNode(cluster: Cluster): Promise<void> {
   const room = { cpu: '1000', memory: '4Ti', pods: '20000' };
+  // Left behind by a run that was killed: it is the same node.
+  await cluster.core.deleteNode({ name: NODE }).catch(() => undefined);
   await cluster.core.createNode({
     body: {
       metadata: {

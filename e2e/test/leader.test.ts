@@ -3,7 +3,7 @@
 // and a follower takes over within the lease duration when the leader stops or vanishes.
 
 import { CoordinationV1Api, V1MicroTime } from '@kubernetes/client-node';
-import { LeaderElector, type KubeLogger } from '@outrigger/kube';
+import { KubeApi, LeaderElector, accessOf, type KubeLogger } from '@outrigger/kube';
 import { connect, done, pending, waitFor, withNamespace, type Cluster } from '../src';
 
 const LEASE_SECONDS = 3;
@@ -31,7 +31,7 @@ interface Candidate {
 function candidate(namespace: string, name: string, identity: string): Candidate {
   const events: string[] = [];
   const elector = new LeaderElector({
-    kc: cluster.kubeConfig,
+    api: new KubeApi(accessOf(cluster.kubeConfig)),
     namespace,
     name,
     identity,

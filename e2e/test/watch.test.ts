@@ -6,8 +6,8 @@
 
 import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { CoreV1Api, KubeConfig, type V1Namespace } from '@kubernetes/client-node';
-import { ResilientWatch } from '@outrigger/kube';
+import { KubeConfig, type V1Namespace } from '@kubernetes/client-node';
+import { KubeApi, ResilientWatch, accessOf } from '@outrigger/kube';
 import {
   connect,
   createNamespace,
@@ -111,10 +111,9 @@ async function startWatch(resyncMs: number) {
   const state = { seen: [] as string[], restarts: { error: 0, resync: 0 } };
   const selector = `${LABEL}=${run}`;
   const watch = new ResilientWatch<V1Namespace>({
-    kc,
+    api: new KubeApi(accessOf(kc)),
     path: '/api/v1/namespaces',
     labelSelector: selector,
-    list: () => kc.makeApiClient(CoreV1Api).listNamespace({ labelSelector: selector }),
     onChange: (items) => (state.seen = items.map((n) => n.metadata?.name ?? '')),
     onRestart: (reason) => (state.restarts[reason] += 1),
     logger: { log: () => undefined },

@@ -1,5 +1,5 @@
-// What an API error says: client-node's ApiException carries the server's Status document as
-// its body, whose message names the object and the reason; anything else speaks for itself.
+// What an API error says: an ApiError (api-client.ts), like the client library's ApiException
+// in the CLI, carries the server's Status document as its body, whose message names the object and the reason; anything else speaks for itself.
 // And what kind of failure it is: a conflict, a refusal of the request, or trouble on the way.
 
 export function apiErrorMessage(err: unknown): string {
@@ -15,7 +15,7 @@ export function apiErrorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** The HTTP status of an API error (client-node's ApiException carries it as `code`). */
+/** The HTTP status of an API error (ApiError and ApiException carry it as `code`). */
 export function httpStatus(err: unknown): number | undefined {
   const code = (err as { code?: unknown } | undefined)?.code;
   return typeof code === 'number' ? code : undefined;

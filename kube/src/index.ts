@@ -1,6 +1,9 @@
 // Kubernetes and file I/O shared by the webhook and the controller (never by `shared`, which
-// stays pure).
+// stays pure). Nothing here loads the Kubernetes client library: the API is plain JSON over
+// HTTPS (api-client.ts, cluster-access.ts).
 
+export * from './api-client';
+export * from './cluster-access';
 export * from './kube';
 export * from './leader';
 export * from './log';

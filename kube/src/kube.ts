@@ -1,29 +1,15 @@
-// API access: the kubeconfig, and a list-watch that does not die silently and keeps only what its
-// reader needs. The client's ListWatch stops for good on any error but 410
-// (kubernetes-client/javascript #596, #958) and caches every object whole; this one lists in
-// pages as plain JSON, passes each object through the reader's transform before it is kept,
+// A list-watch that does not die silently and keeps only what its reader needs. The client
+// library's ListWatch stops for good on any error but 410 (kubernetes-client/javascript #596,
+// #958) and caches every object whole; this one lists in pages as plain JSON (api-client.ts), passes each object through the reader's transform before it is kept,
 // watches from the list's resourceVersion (with bookmarks, so a quiet watch resumes where it
 // was), hands its reader the changes of each burst of events (never the whole list again),
 // restarts with capped, jittered back-off after an error, re-lists periodically so a watch that
 // went quiet without an error is replaced too, and counts every restart.
 
-import {
-  HttpMethod,
-  KubeConfig,
-  RequestContext,
-  Watch,
-  type KubernetesListObject,
-  type KubernetesObject,
-} from '@kubernetes/client-node';
-import { fetch } from 'undici';
+import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
+import type { KubeApi } from './api-client';
+import { httpStatus } from './errors';
 import type { KubeLogger } from './log';
-
-export function loadKubeConfig(path: string | undefined): KubeConfig {
-  const kc = new KubeConfig();
-  if (path) kc.loadFromFile(path);
-  else kc.loadFromCluster();
-  return kc;
-}
 
 export type RestartReason = 'error' | 'resync';
 
@@ -41,11 +27,9 @@ export interface WatchDelta<T> {
 }
 
 export interface WatchOptions<T extends Keyed> {
-  kc: KubeConfig;
+  api: KubeApi;
   /** The watch path, such as /api/v1/namespaces. */
   path: string;
-  /** A list of one's own (a typed client); by default the path is listed in pages as plain JSON. */
-  list?: () => Promise<KubernetesListObject<KubernetesObject>>;
   fieldSelector?: string;
   labelSelector?: string;
   /**
@@ -81,16 +65,6 @@ export const storeKey = (o: { metadata?: { name?: string; namespace?: string } }
   return meta.namespace ? `${meta.namespace}/${meta.name ?? ''}` : (meta.name ?? '');
 };
 
-/** An error answer of the API server, with its status code. */
-class ApiStatusError extends Error {
-  constructor(
-    readonly statusCode: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 interface Listed {
   items: KubernetesObject[];
   resourceVersion: string;
@@ -100,7 +74,8 @@ export class ResilientWatch<T extends Keyed> {
   private store = new Map<string, T>();
   /** Bumped by every (re)start: callbacks of an older list or watch are ignored. */
   private generation = 0;
-  private request: AbortController | undefined;
+  /** Ends the watch under way, if any. */
+  private end: (() => void) | undefined;
   private resourceVersion = '';
   private failures = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -142,9 +117,7 @@ export class ResilientWatch<T extends Keyed> {
   private begin(): void {
     if (this.stopped) return;
     const generation = ++this.generation;
-    const abort = new AbortController();
-    this.request = abort;
-    this.list(abort.signal).then(
+    this.list().then(
       (listed) => {
         if (generation !== this.generation) return;
         this.replace(listed);
@@ -160,60 +133,24 @@ export class ResilientWatch<T extends Keyed> {
     );
   }
 
-  private async list(signal: AbortSignal): Promise<Listed> {
-    if (this.options.list) {
-      const result = await this.options.list();
-      // Plain JSON, the shape watch events have: the typed client turns times into Dates.
-      const items = JSON.parse(JSON.stringify(result.items)) as KubernetesObject[];
-      return { items, resourceVersion: result.metadata?.resourceVersion ?? '' };
-    }
+  private async list(): Promise<Listed> {
+    const { api, path, labelSelector, fieldSelector, pageSize } = this.options;
     const items: KubernetesObject[] = [];
     let resourceVersion = '';
     let token: string | undefined;
     do {
-      const page = await this.getPage(token, signal);
+      const page = await api.get<KubernetesListObject<KubernetesObject>>(path, {
+        limit: pageSize ?? PAGE_SIZE,
+        continue: token,
+        labelSelector,
+        fieldSelector,
+      });
       for (const item of page.items ?? []) items.push(item);
       resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
       // Raw JSON names it `continue`; the typed client's V1ListMeta calls it `_continue`.
       token = (page.metadata as { continue?: string } | undefined)?.continue || undefined;
     } while (token);
     return { items, resourceVersion };
-  }
-
-  private async getPage(
-    token: string | undefined,
-    signal: AbortSignal,
-  ): Promise<KubernetesListObject<KubernetesObject>> {
-    const { kc, path, labelSelector, fieldSelector, pageSize } = this.options;
-    const server = kc.getCurrentCluster()?.server;
-    if (!server) throw new Error('the kubeconfig has no current cluster');
-    const url = new URL(server + path);
-    const query: Record<string, string | undefined> = {
-      limit: String(pageSize ?? PAGE_SIZE),
-      continue: token,
-      labelSelector,
-      fieldSelector,
-    };
-    for (const [key, value] of Object.entries(query))
-      if (value !== undefined) url.searchParams.set(key, value);
-    const ctx = new RequestContext(url.toString(), HttpMethod.GET);
-    await kc.applySecurityAuthentication(ctx);
-    const response = await fetch(url, {
-      headers: ctx.getHeaders(),
-      dispatcher: ctx.getDispatcher(),
-      signal,
-    });
-    const text = await response.text();
-    if (response.status !== 200) {
-      let message = text.slice(0, 300);
-      try {
-        message = (JSON.parse(text) as { message?: string }).message ?? message;
-      } catch {
-        // Not a Status object: the start of the body says what went wrong.
-      }
-      throw new ApiStatusError(response.status, `${response.status}: ${message}`);
-    }
-    return JSON.parse(text) as KubernetesListObject<KubernetesObject>;
   }
 
   /** A new list in place of the store: what differs from the last one is one delta. */
@@ -239,7 +176,7 @@ export class ResilientWatch<T extends Keyed> {
   }
 
   private watchFrom(generation: number): void {
-    const { kc, path, labelSelector, fieldSelector } = this.options;
+    const { api, path, labelSelector, fieldSelector } = this.options;
     let expired = false;
     let events = 0;
     const startedAt = Date.now();
@@ -249,7 +186,8 @@ export class ResilientWatch<T extends Keyed> {
       labelSelector,
       fieldSelector,
     };
-    const onEvent = (type: string, object: KubernetesObject & { code?: number }): void => {
+    const onEvent = (type: string, raw: Record<string, unknown>): void => {
+      const object = raw as KubernetesObject & { code?: number };
       if (generation !== this.generation) return;
       if (type === 'ERROR') {
         if (object.code === 410) expired = true;
@@ -272,19 +210,13 @@ export class ResilientWatch<T extends Keyed> {
       else if (next === 'expired') this.restart('resync', 'the watch expired (410 Gone)');
       else this.restart('error', err ? describe(err) : 'the watch ended at once');
     };
-    new Watch(kc).watch(path, query, onEvent, onDone).then(
-      (request) => {
-        if (generation !== this.generation || this.stopped) {
-          request.abort();
-          return;
-        }
-        this.request = request;
-        // Synced once listed and watching: from here on, nothing that happens is missed.
-        this.synced = true;
-        this.resolveFirstSync();
-      },
-      (err: unknown) => onDone(err ?? new Error('watch failed')),
-    );
+    const onOpen = (): void => {
+      if (generation !== this.generation) return;
+      // Synced once listed and watching: from here on, nothing that happens is missed.
+      this.synced = true;
+      this.resolveFirstSync();
+    };
+    this.end = api.watch(path, query, { open: onOpen, event: onEvent, done: onDone });
   }
 
   private upsert(object: KubernetesObject): void {
@@ -327,8 +259,8 @@ export class ResilientWatch<T extends Keyed> {
   private restart(reason: RestartReason, why: string): void {
     if (this.stopped) return;
     this.generation += 1;
-    this.request?.abort();
-    this.request = undefined;
+    this.end?.();
+    this.end = undefined;
     clearTimeout(this.timer);
     const delay =
       reason === 'resync'
@@ -349,8 +281,8 @@ export class ResilientWatch<T extends Keyed> {
     this.generation += 1;
     clearTimeout(this.timer);
     clearInterval(this.resyncTimer);
-    this.request?.abort();
-    this.request = undefined;
+    this.end?.();
+    this.end = undefined;
     await Promise.resolve();
   }
 }
@@ -366,7 +298,7 @@ function afterWatch(
   expired: boolean,
   quick: boolean,
 ): 'resume' | 'expired' | 'error' {
-  const status = (err as { statusCode?: number } | null)?.statusCode;
+  const status = httpStatus(err);
   if (expired || status === 410) return 'expired';
   const timedOut = (err as { name?: string } | null)?.name === 'TimeoutError';
   return (err === null || err === undefined || timedOut) && !quick ? 'resume' : 'error';

@@ -10,17 +10,29 @@
 
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import {
-  CoordinationV1Api,
-  V1MicroTime,
-  type KubeConfig,
-  type V1Lease,
-  type V1LeaseSpec,
-} from '@kubernetes/client-node';
+import type { V1ObjectMeta } from '@kubernetes/client-node';
+import type { KubeApi } from './api-client';
+import { apiErrorMessage, httpStatus } from './errors';
 import type { KubeLogger } from './log';
 
+/** A coordination.k8s.io/v1 Lease as JSON: its times are RFC 3339 strings with microseconds. */
+export interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
+
+interface Lease {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: V1ObjectMeta;
+  spec?: LeaseSpec;
+}
+
 export interface LeaderElectorOptions {
-  kc: KubeConfig;
+  api: KubeApi;
   namespace: string;
   /** The Lease's name. */
   name: string;
@@ -49,18 +61,16 @@ export function defaultIdentity(): string {
 }
 
 /** Whether a Lease with this spec has no live holder at `nowMs` (by the Lease's own fields). */
-export function leaseIsFree(spec: V1LeaseSpec | undefined, nowMs: number): boolean {
+export function leaseIsFree(spec: LeaseSpec | undefined, nowMs: number): boolean {
   if (!spec?.holderIdentity) return true;
   const renewed = spec.renewTime ?? spec.acquireTime;
   if (!renewed) return true;
   const durationMs = (spec.leaseDurationSeconds ?? 0) * 1000;
-  // The client hands MicroTime fields back as strings: read either form.
   return new Date(renewed).getTime() + durationMs < nowMs;
 }
 
 export class LeaderElector {
   readonly identity: string;
-  private readonly api: CoordinationV1Api;
   private readonly clock: () => number;
   private readonly leaseSeconds: number;
   private readonly retryMs: number;
@@ -76,7 +86,6 @@ export class LeaderElector {
 
   constructor(private readonly o: LeaderElectorOptions) {
     this.identity = o.identity ?? defaultIdentity();
-    this.api = o.kc.makeApiClient(CoordinationV1Api);
     this.clock = o.clock ?? Date.now;
     this.leaseSeconds = o.leaseDurationSeconds ?? DEFAULT_LEASE_SECONDS;
     this.retryMs = o.retryPeriodMs ?? DEFAULT_RETRY_MS;
@@ -133,32 +142,32 @@ export class LeaderElector {
       const lease = await this.read();
       const nowMs = this.clock();
       if (!lease) {
-        await this.api.createNamespacedLease({ namespace, body: this.claim(undefined, nowMs) });
+        await this.o.api.create(leasesPath(namespace), this.claim(undefined, nowMs));
         return 'held';
       }
       const holder = lease.spec?.holderIdentity;
       if (holder !== this.identity && !leaseIsFree(lease.spec, nowMs)) return 'taken';
-      await this.api.replaceNamespacedLease({ namespace, name, body: this.claim(lease, nowMs) });
+      await this.o.api.replace(leasesPath(namespace, name), this.claim(lease, nowMs));
       return 'held';
     } catch (err) {
       // 409: another candidate wrote the Lease since we read it (or created it first).
-      const level = statusOf(err) === 409 ? 'debug' : 'warn';
-      this.o.logger.log(level, 'lease update failed', { lease: name, error: describe(err) });
+      const level = httpStatus(err) === 409 ? 'debug' : 'warn';
+      this.o.logger.log(level, 'lease update failed', { lease: name, error: apiErrorMessage(err) });
       return 'failed';
     }
   }
 
-  private async read(): Promise<V1Lease | undefined> {
+  private async read(): Promise<Lease | undefined> {
     try {
-      return await this.api.readNamespacedLease({ namespace: this.o.namespace, name: this.o.name });
+      return await this.o.api.get<Lease>(leasesPath(this.o.namespace, this.o.name));
     } catch (err) {
-      if (statusOf(err) === 404) return undefined;
+      if (httpStatus(err) === 404) return undefined;
       throw err;
     }
   }
 
   /** The Lease with this candidate as holder, keeping the resourceVersion that was read. */
-  private claim(lease: V1Lease | undefined, nowMs: number): V1Lease {
+  private claim(lease: Lease | undefined, nowMs: number): Lease {
     const spec = lease?.spec ?? {};
     const renewing = spec.holderIdentity === this.identity;
     const transitions = spec.leaseTransitions ?? 0;
@@ -169,8 +178,8 @@ export class LeaderElector {
       spec: {
         holderIdentity: this.identity,
         leaseDurationSeconds: this.leaseSeconds,
-        acquireTime: renewing && spec.acquireTime ? spec.acquireTime : new V1MicroTime(nowMs),
-        renewTime: new V1MicroTime(nowMs),
+        acquireTime: renewing && spec.acquireTime ? spec.acquireTime : microTime(nowMs),
+        renewTime: microTime(nowMs),
         leaseTransitions: renewing || !lease ? transitions : transitions + 1,
       },
     };
@@ -183,10 +192,13 @@ export class LeaderElector {
       const lease = await this.read();
       if (lease?.spec?.holderIdentity !== this.identity) return;
       const spec = { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1 };
-      spec.renewTime = new V1MicroTime(this.clock());
-      await this.api.replaceNamespacedLease({ namespace, name, body: { ...lease, spec } });
+      spec.renewTime = microTime(this.clock());
+      await this.o.api.replace(leasesPath(namespace, name), { ...lease, spec });
     } catch (err) {
-      this.o.logger.log('warn', 'lease release failed', { lease: name, error: describe(err) });
+      this.o.logger.log('warn', 'lease release failed', {
+        lease: name,
+        error: apiErrorMessage(err),
+      });
     }
   }
 
@@ -207,20 +219,14 @@ export class LeaderElector {
     try {
       fn();
     } catch (err) {
-      this.o.logger.log('error', 'leader callback failed', { error: describe(err) });
+      this.o.logger.log('error', 'leader callback failed', { error: apiErrorMessage(err) });
     }
   }
 }
 
-function statusOf(err: unknown): number | undefined {
-  if (typeof err === 'object' && err !== null && 'code' in err) {
-    const { code } = err;
-    if (typeof code === 'number') return code;
-  }
-  return undefined;
-}
+const leasesPath = (namespace: string, name?: string): string =>
+  `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases${name ? `/${name}` : ''}`;
 
-function describe(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  return String(err);
-}
+/** A Lease's MicroTime: RFC 3339 with microseconds. */
+const microTime = (ms: number): string =>
+  new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');

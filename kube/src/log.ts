@@ -1,7 +1,10 @@
-// Logging: the structural interface this package's watches log through (winston's Logger, the
-// controller's, satisfies it), and a small structured JSON logger that writes the lines
-// winston's JSON format writes, for a component that would rather not load winston (the
-// webhook: about 2 MiB resident, and a log call it need not build).
+// Logging: the structural interface this package's watches log through, and the structured JSON
+// logger both components write with: one object a line, in the shape winston's JSON format
+// gives (keys sorted), without loading winston. An Error among the fields is written as what it
+// says (an API error as the server's message, a network error with its cause), never as the
+// `{}` JSON makes of it.
+
+import { apiErrorMessage } from './errors';
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 
@@ -21,9 +24,18 @@ export interface Logger extends KubeLogger {
 
 const RANK: Readonly<Record<LogLevel, number>> = { error: 0, warn: 1, info: 2, debug: 3 };
 
-/** Sorts every object's keys (as winston's JSON does) and writes an Error as its message. */
+/** The message of an error, and of its cause when that adds something ("fetch failed: ..."). */
+export function errorText(err: Error): string {
+  const text = apiErrorMessage(err);
+  const cause: unknown = err.cause;
+  if (!(cause instanceof Error)) return text;
+  const more = errorText(cause);
+  return more && !text.includes(more) ? `${text}: ${more}` : text;
+}
+
+/** Sorts every object's keys (as winston's JSON does) and writes an Error as its text. */
 function replacer(_key: string, value: unknown): unknown {
-  if (value instanceof Error) return value.message;
+  if (value instanceof Error) return errorText(value);
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
   const object = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};

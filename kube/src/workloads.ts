@@ -1,16 +1,23 @@
-// The three workload kinds Outrigger rolls, behind one client: the generated API has a method per
-// kind and verb, and every caller (the controller's watches and wave, the CLI) needs the same
-// switch over them.
+// The three workload kinds Outrigger rolls, behind one client: their API paths differ only by
+// resource, and every caller (the controller's wave, the CLI) needs the same verbs on each.
 
-import {
-  PatchStrategy,
-  setHeaderOptions,
-  type AppsV1Api,
-  type KubernetesListObject,
-  type KubernetesObject,
-} from '@kubernetes/client-node';
+import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
+import type { KubeApi } from './api-client';
 
 export type WorkloadKind = 'Deployment' | 'StatefulSet' | 'DaemonSet';
+
+export const WORKLOAD_RESOURCES: Record<WorkloadKind, string> = {
+  Deployment: 'deployments',
+  StatefulSet: 'statefulsets',
+  DaemonSet: 'daemonsets',
+};
+
+/** The path of the kind's objects: in all namespaces, in one, or one object. */
+export function workloadPath(kind: WorkloadKind, namespace?: string, name?: string): string {
+  const resource = WORKLOAD_RESOURCES[kind];
+  if (!namespace) return `/apis/apps/v1/${resource}`;
+  return `/apis/apps/v1/namespaces/${namespace}/${resource}${name ? `/${name}` : ''}`;
+}
 
 export interface WorkloadClient {
   /** Every object of the kind, in one namespace or in all. */
@@ -25,42 +32,22 @@ export interface WorkloadClient {
   }): Promise<KubernetesObject>;
 }
 
-const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-
 /**
  * The typed client hands times back as Date objects where the wire (and a watch) has strings:
  * a plain-JSON copy gives every cached or compared object the one shape.
  */
 export const plainJson = <T>(object: T): T => JSON.parse(JSON.stringify(object)) as T;
 
-export function workloadClient(apps: AppsV1Api, kind: WorkloadKind): WorkloadClient {
-  switch (kind) {
-    case 'Deployment':
-      return {
-        list: (namespace) =>
-          namespace
-            ? apps.listNamespacedDeployment({ namespace })
-            : apps.listDeploymentForAllNamespaces(),
-        read: (namespace, name) => apps.readNamespacedDeployment({ namespace, name }),
-        mergePatch: (o) => apps.patchNamespacedDeployment(o, MERGE_PATCH),
-      };
-    case 'StatefulSet':
-      return {
-        list: (namespace) =>
-          namespace
-            ? apps.listNamespacedStatefulSet({ namespace })
-            : apps.listStatefulSetForAllNamespaces(),
-        read: (namespace, name) => apps.readNamespacedStatefulSet({ namespace, name }),
-        mergePatch: (o) => apps.patchNamespacedStatefulSet(o, MERGE_PATCH),
-      };
-    case 'DaemonSet':
-      return {
-        list: (namespace) =>
-          namespace
-            ? apps.listNamespacedDaemonSet({ namespace })
-            : apps.listDaemonSetForAllNamespaces(),
-        read: (namespace, name) => apps.readNamespacedDaemonSet({ namespace, name }),
-        mergePatch: (o) => apps.patchNamespacedDaemonSet(o, MERGE_PATCH),
-      };
-  }
+export function workloadClient(api: KubeApi, kind: WorkloadKind): WorkloadClient {
+  const typed = (o: KubernetesObject): KubernetesObject => ({ ...o, apiVersion: 'apps/v1', kind });
+  return {
+    list: (namespace) => api.get(workloadPath(kind, namespace)),
+    read: async (namespace, name) => typed(await api.get(workloadPath(kind, namespace, name))),
+    mergePatch: async (o) =>
+      typed(
+        await api.patch(workloadPath(kind, o.namespace, o.name), o.body, 'merge', {
+          fieldManager: o.fieldManager,
+        }),
+      ),
+  };
 }

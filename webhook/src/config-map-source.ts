@@ -1,7 +1,8 @@
 // The configuration from a ConfigMap, watched by name and read again on demand; each version
 // goes to the store, which keeps the last good one. Loaded only with an API server (cluster.ts).
 
-import type { KubeConfig, V1ConfigMap } from '@kubernetes/client-node';
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import type { KubeApi } from '@outrigger/kube';
 import { CONFIG_MAP_KEY } from '@outrigger/shared';
 import type { ConfigSource, ConfigStore } from './config-source';
 import type { ObjectRef } from './flags';
@@ -15,12 +16,12 @@ export class ConfigMapSource implements ConfigSource {
 
   constructor(
     private readonly store: ConfigStore,
-    kc: KubeConfig,
+    api: KubeApi,
     ref: ObjectRef,
     deps: { logger: Logger; metrics: WebhookMetrics },
   ) {
     this.source = `configmap ${ref.namespace}/${ref.name}`;
-    this.configMap = new NamedConfigMap(kc, ref, { ...deps, resource: 'configmaps' }, (cm) =>
+    this.configMap = new NamedConfigMap(api, ref, { ...deps, resource: 'configmaps' }, (cm) =>
       this.take(cm),
     );
   }

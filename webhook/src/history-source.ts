@@ -3,7 +3,8 @@
 // pinned to. Watched like the configuration; an entry that does not read back as what its key
 // says is left out with a log line, so a hand edit cannot put another proxy under a revision.
 
-import type { KubeConfig, V1ConfigMap } from '@kubernetes/client-node';
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import type { KubeApi } from '@outrigger/kube';
 import { readHistory, type RevisionContent } from '@outrigger/shared';
 import type { ObjectRef } from './flags';
 import type { Logger } from './log';
@@ -19,13 +20,13 @@ export class HistorySource {
   private readonly reported = new Set<string>();
 
   constructor(
-    kc: KubeConfig,
+    api: KubeApi,
     private readonly ref: ObjectRef,
     private readonly deps: { logger: Logger; metrics: WebhookMetrics },
     private readonly onChange: () => void,
   ) {
     const resource = 'configmaps (history)';
-    this.configMap = new NamedConfigMap(kc, ref, { ...deps, resource }, (cm) => this.take(cm));
+    this.configMap = new NamedConfigMap(api, ref, { ...deps, resource }, (cm) => this.take(cm));
   }
 
   /** The injection part of each revision held, by revision. */

@@ -2,7 +2,7 @@
 // servers; handles SIGTERM by failing readiness, finishing what is in flight, then exiting.
 
 import type { Server as HttpsServer } from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeApi } from '@outrigger/kube';
 import { helpRequested } from '@outrigger/kube/without-api';
 import {
   historyConfigMapName,
@@ -49,7 +49,7 @@ export interface WebhookDeps {
 
 /** The API server and the module that reads it, loaded only when there is one (cluster.ts). */
 interface Api {
-  kc: KubeConfig;
+  kube: KubeApi;
   cluster: typeof Cluster;
 }
 
@@ -61,7 +61,7 @@ function apiNeeded(f: WebhookFlags): boolean {
 async function connect(f: WebhookFlags): Promise<Api | undefined> {
   if (!apiNeeded(f)) return undefined;
   const cluster = await import('./cluster.js');
-  return { kc: cluster.loadKubeConfig(f.kubeconfig), cluster };
+  return { kube: cluster.connectApi(f.kubeconfig), cluster };
 }
 
 function configSource(
@@ -71,7 +71,8 @@ function configSource(
   deps: WebhookDeps,
 ): ConfigSource {
   if (f.configFile) return new FileConfigSource(store, f.configFile);
-  if (f.configMap && api) return new api.cluster.ConfigMapSource(store, api.kc, f.configMap, deps);
+  if (f.configMap && api)
+    return new api.cluster.ConfigMapSource(store, api.kube, f.configMap, deps);
   return new DefaultConfigSource(store);
 }
 
@@ -81,7 +82,8 @@ function tlsSource(
   api: Api | undefined,
   deps: WebhookDeps,
 ): TlsSource {
-  if (f.tlsSecret && api) return new api.cluster.SecretTlsSource(store, api.kc, f.tlsSecret, deps);
+  if (f.tlsSecret && api)
+    return new api.cluster.SecretTlsSource(store, api.kube, f.tlsSecret, deps);
   return new FileTlsSource(
     store,
     { certFile: f.tlsCertFile ?? '', keyFile: f.tlsKeyFile ?? '' },
@@ -158,7 +160,7 @@ function nativeSidecars(
   if (!api) return Promise.resolve(true);
   return waitUntil({
     what: 'the API server (its version tells whether native sidecars are supported)',
-    attempt: () => api.cluster.clusterSupportsNativeSidecars(api.kc),
+    attempt: () => api.cluster.clusterSupportsNativeSidecars(api.kube),
     logger,
     signal,
   });
@@ -195,8 +197,10 @@ async function startSources(
   deps: WebhookDeps,
 ): Promise<Sources> {
   const { flags, api, native } = o;
-  const kc = api?.kc;
-  let namespaces: ReadonlyMap<string, NamespaceMeta> | undefined = kc ? undefined : new Map();
+  const inCluster = api !== undefined;
+  let namespaces: ReadonlyMap<string, NamespaceMeta> | undefined = inCluster
+    ? undefined
+    : new Map();
   let state: AdmissionState | undefined;
   let version = 0;
   const configStore = new ConfigStore(deps.logger, deps.metrics);
@@ -212,9 +216,9 @@ async function startSources(
     version++;
     const snapshot = configStore.current;
     // Standalone (no API) means every namespace that reaches us counts as opted in.
-    const nsView = kc ? namespaces : undefined;
+    const nsView = inCluster ? namespaces : undefined;
     state =
-      snapshot && (!kc || namespaces)
+      snapshot && (!inCluster || namespaces)
         ? {
             snapshot,
             pinned,
@@ -229,12 +233,12 @@ async function startSources(
   if (flags.configMap && api && !flags.configFile) {
     const { namespace, name } = flags.configMap;
     const ref = { namespace, name: historyConfigMapName(name) };
-    history = new api.cluster.HistorySource(api.kc, ref, deps, repin);
+    history = new api.cluster.HistorySource(api.kube, ref, deps, repin);
   }
   const tlsStore = new TlsStore(deps.logger, deps.metrics);
   const tls = tlsSource(flags, tlsStore, api, deps);
   const nsWatch = api
-    ? api.cluster.namespaceWatch(api.kc, deps, (map) => {
+    ? api.cluster.namespaceWatch(api.kube, deps, (map) => {
         namespaces = map;
         rebuild();
       })

@@ -2,30 +2,26 @@
 // metadata.name is authorized by it) and read again on demand. Both the configuration and the
 // revision history come to the webhook this way.
 
-import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
-import { ResilientWatch } from '@outrigger/kube';
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import { ResilientWatch, type KubeApi } from '@outrigger/kube';
 import type { ObjectRef } from './flags';
 import type { Logger } from './log';
 import type { WebhookMetrics } from './metrics';
 
 export class NamedConfigMap {
   private readonly watch: ResilientWatch<V1ConfigMap>;
-  private readonly api: CoreV1Api;
 
   constructor(
-    kc: KubeConfig,
+    private readonly api: KubeApi,
     private readonly ref: ObjectRef,
     deps: { logger: Logger; metrics: WebhookMetrics; resource: string },
     /** The ConfigMap as it now stands, or undefined when it does not exist. */
     private readonly take: (cm: V1ConfigMap | undefined) => void,
   ) {
-    this.api = kc.makeApiClient(CoreV1Api);
-    const fieldSelector = `metadata.name=${ref.name}`;
     this.watch = new ResilientWatch<V1ConfigMap>({
-      kc,
+      api,
       path: `/api/v1/namespaces/${ref.namespace}/configmaps`,
-      fieldSelector,
-      list: () => this.api.listNamespacedConfigMap({ namespace: ref.namespace, fieldSelector }),
+      fieldSelector: `metadata.name=${ref.name}`,
       onChange: (items) => take(items[0]),
       onRestart: (reason) => deps.metrics.watchRestarts.inc({ resource: deps.resource, reason }),
       logger: deps.logger,
@@ -42,10 +38,9 @@ export class NamedConfigMap {
   /** Reads it now; throws what the API server answered. */
   async read(): Promise<void> {
     this.take(
-      await this.api.readNamespacedConfigMap({
-        name: this.ref.name,
-        namespace: this.ref.namespace,
-      }),
+      await this.api.get<V1ConfigMap>(
+        `/api/v1/namespaces/${this.ref.namespace}/configmaps/${this.ref.name}`,
+      ),
     );
   }
 

@@ -1,8 +1,8 @@
 // The serving certificate from a Secret (keys tls.crt and tls.key), watched by name; each new
 // pair goes to the store. Loaded only with an API server (cluster.ts).
 
-import { CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
-import { ResilientWatch } from '@outrigger/kube';
+import type { V1Secret } from '@kubernetes/client-node';
+import { ResilientWatch, type KubeApi } from '@outrigger/kube';
 import type { ObjectRef } from './flags';
 import type { Logger } from './log';
 import type { WebhookMetrics } from './metrics';
@@ -13,23 +13,17 @@ export class SecretTlsSource implements TlsSource {
 
   constructor(
     store: TlsStore,
-    kc: KubeConfig,
+    api: KubeApi,
     ref: ObjectRef,
     deps: { logger: Logger; metrics: WebhookMetrics },
   ) {
-    const api = kc.makeApiClient(CoreV1Api);
     const source = `secret ${ref.namespace}/${ref.name}`;
     const decode = (v: string | undefined): string =>
       Buffer.from(v ?? '', 'base64').toString('utf8');
     this.watch = new ResilientWatch<V1Secret>({
-      kc,
+      api,
       path: `/api/v1/namespaces/${ref.namespace}/secrets`,
       fieldSelector: `metadata.name=${ref.name}`,
-      list: () =>
-        api.listNamespacedSecret({
-          namespace: ref.namespace,
-          fieldSelector: `metadata.name=${ref.name}`,
-        }),
       onChange: (items) => {
         const data = items[0]?.data;
         if (!data?.['tls.crt'] || !data['tls.key']) {
