@@ -12,7 +12,7 @@ const RETRY_MS = 300;
 let conflicts = 0;
 const quiet: KubeLogger = {
   log: (_level, message, meta) => {
-    if (message === 'lease update failed' && String(meta?.error).includes('409')) conflicts++;
+    if (message === 'lease update failed' && meta?.status === 409) conflicts++;
   },
 };
 

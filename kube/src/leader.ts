@@ -151,8 +151,12 @@ export class LeaderElector {
       return 'held';
     } catch (err) {
       // 409: another candidate wrote the Lease since we read it (or created it first).
-      const level = httpStatus(err) === 409 ? 'debug' : 'warn';
-      this.o.logger.log(level, 'lease update failed', { lease: name, error: apiErrorMessage(err) });
+      const status = httpStatus(err);
+      this.o.logger.log(status === 409 ? 'debug' : 'warn', 'lease update failed', {
+        lease: name,
+        status,
+        error: apiErrorMessage(err),
+      });
       return 'failed';
     }
   }
