@@ -7,7 +7,13 @@
 
 import type { V1ConfigMap, V1Namespace, V1Pod } from '@kubernetes/client-node';
 import type { KubeApi, ObjectRef, WatchDelta } from '@outrigger/kube';
-import { historyConfigMapName, type StampedKind, type Workload } from '@outrigger/shared';
+import {
+  historyConfigMapName,
+  readWave,
+  waveSettled,
+  type StampedKind,
+  type Workload,
+} from '@outrigger/shared';
 import { ObjectCache } from './cache';
 import { CERTIFICATES_KEY, CertificateKeeper } from './certificate-keeper';
 import type { CertificateFlags } from './flags';
@@ -148,7 +154,7 @@ export class Controller {
   }
 
   onWorkloads(kind: StampedKind, delta: WatchDelta<Workload>): void {
-    if (this.owners.workloadsChanged(kind, delta)) this.waveChanged();
+    if (this.owners.workloadsChanged(kind, delta)) this.ownersChanged();
   }
 
   /**
@@ -158,7 +164,8 @@ export class Controller {
   onPods(set: PodSet, delta: WatchDelta<V1Pod>, all?: Iterable<V1Pod>): void {
     if (all) this.owners.podsReplaced(set, all);
     else this.owners.podsChanged(set, delta);
-    if (all || delta.changed.length > 0 || delta.deleted.length > 0) this.waveChanged();
+    if (all) this.waveChanged();
+    else if (delta.changed.length > 0 || delta.deleted.length > 0) this.ownersChanged();
   }
 
   onConfigMap(items: readonly V1ConfigMap[]): void {
@@ -244,6 +251,17 @@ export class Controller {
     this.o.metrics.leader.set(0);
     await queue?.stop();
     this.o.metrics.queueDepth.set(0);
+  }
+
+  /** Owners changed: the wave looks only when one it reads did (OwnerIndex.settle). */
+  private ownersChanged(): void {
+    const config = this.config.inForce;
+    // A follower, or no configuration yet: the next wave step assesses what is marked.
+    if (!config || !this.queue) return this.waveChanged();
+    const wave = readWave(this.config.configMap?.metadata?.annotations);
+    if (this.owners.settle(config, this.clock(), waveSettled(wave, config.revision)))
+      this.waveChanged();
+    else this.o.metrics.setOwnerStates(this.owners.states);
   }
 
   private waveChanged(): void {

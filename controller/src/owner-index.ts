@@ -110,7 +110,7 @@ export class OwnerIndex {
   };
   /** Owners whose assessment reads the clock: a restart of ours in flight. */
   private readonly timed = new Set<string>();
-  private readonly states = new Map<OwnerState, number>(OWNER_STATES.map((s) => [s, 0]));
+  private readonly stateCounts = new Map<OwnerState, number>(OWNER_STATES.map((s) => [s, 0]));
   private dirty = new Set<string>();
   private basis: ConfigInForce | undefined;
 
@@ -121,6 +121,11 @@ export class OwnerIndex {
 
   get size(): number {
     return this.workloads.size;
+  }
+
+  /** Owners by state, every owner assessed counted. */
+  get states(): ReadonlyMap<OwnerState, number> {
+    return this.stateCounts;
   }
 
   /** Owners waiting to be assessed again; for tests and the bench. */
@@ -189,6 +194,27 @@ export class OwnerIndex {
     return pinned;
   }
 
+  /**
+   * Assesses the owners an event marked, at once, and says whether the wave must look: whether
+   * one of them is, or was, an owner the planner reads (`settledQuiet`: the wave is recorded
+   * complete, so owners it restarted are quiet too). A status change of a quiet owner that
+   * leaves it quiet changes no plan: no wave step for it.
+   */
+  settle(config: ConfigInForce, nowMs: number, settledQuiet: boolean): boolean {
+    const matters = (q: Quietness | undefined): boolean =>
+      q === 'active' || (q === 'settled' && !settledQuiet);
+    if (config !== this.basis) return true;
+    let look = false;
+    const names = injectedContainerNames(config.config);
+    for (const key of this.dirty) {
+      const before = this.entries.get(key)?.quietness;
+      this.reassess(key, config, nowMs, names);
+      look ||= matters(before) || matters(this.entries.get(key)?.quietness);
+    }
+    this.dirty.clear();
+    return look;
+  }
+
   /** Assesses the owners marked since the last call (all of them after a new configuration). */
   assess(config: ConfigInForce, nowMs: number): AssessedFleet {
     if (config !== this.basis) {
@@ -204,7 +230,7 @@ export class OwnerIndex {
         const e = this.entries.get(key);
         return e ? [e.assessment] : [];
       });
-    return { active: pick('active'), settled: pick('settled'), states: this.states };
+    return { active: pick('active'), settled: pick('settled'), states: this.stateCounts };
   }
 
   private reassess(
@@ -237,7 +263,7 @@ export class OwnerIndex {
     this.entries.set(key, { assessment, quietness: q });
     this.classes[q].add(key);
     if (assessment.inFlight) this.timed.add(key);
-    this.states.set(assessment.state, (this.states.get(assessment.state) ?? 0) + 1);
+    this.stateCounts.set(assessment.state, (this.stateCounts.get(assessment.state) ?? 0) + 1);
   }
 
   private forget(key: string): void {
@@ -247,6 +273,6 @@ export class OwnerIndex {
     this.classes[old.quietness].delete(key);
     this.timed.delete(key);
     const state = old.assessment.state;
-    this.states.set(state, (this.states.get(state) ?? 1) - 1);
+    this.stateCounts.set(state, (this.stateCounts.get(state) ?? 1) - 1);
   }
 }

@@ -124,8 +124,9 @@ function replay(ops: readonly Op[]) {
       ns = namespace('shop', op.optedIn);
       index.namespacesChanged(['shop']);
     } else config = inForce(op.revision);
-    // Steps happen between some events, not after each.
+    // Steps happen between some events, not after each; events settle at once between them.
     if (rv % 3 === 0) index.assess(config, NOW);
+    else if (rv % 3 === 1) index.settle(config, NOW, rv % 2 === 0);
   }
   const fresh = new OwnerIndex((n) => (n === 'shop' ? ns : undefined), 'outrigger-system');
   fresh.workloadsChanged('Deployment', { changed: [...workloads.values()], deleted: [] });
@@ -166,6 +167,17 @@ describe('OwnerIndex', () => {
     expect(next.active.map((a) => a.owner.name)).toEqual(['w7']);
     expect(next.states.get('outdated')).toBe(1);
     expect(next.states.get('current')).toBe(4999);
+    // A status change of a quiet owner that leaves it quiet asks for no wave step; one of an
+    // owner the planner reads does.
+    const status = (name: string, rv: number, ready: number) => {
+      const w = deployment(name, name === 'w7' ? R0 : R1, rv);
+      return { ...w, status: { ...w.status, readyReplicas: ready } } as Workload;
+    };
+    index.workloadsChanged('Deployment', { changed: [status('w8', 3, 1)], deleted: [] });
+    expect(index.settle(config, NOW, true)).toBe(false);
+    expect(index.pending).toBe(0);
+    index.workloadsChanged('Deployment', { changed: [status('w7', 3, 1)], deleted: [] });
+    expect(index.settle(config, NOW, true)).toBe(true);
     // A new configuration assesses every owner again.
     index.assess(inForce(R0), NOW);
     expect(index.pending).toBe(0);

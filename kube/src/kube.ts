@@ -65,8 +65,9 @@ export const storeKey = (o: { metadata?: { name?: string; namespace?: string } }
   return meta.namespace ? `${meta.namespace}/${meta.name ?? ''}` : (meta.name ?? '');
 };
 
-interface Listed {
-  items: KubernetesObject[];
+interface Listed<T> {
+  /** Transformed already: a page's whole objects are garbage once it is read. */
+  items: T[];
   resourceVersion: string;
 }
 
@@ -133,9 +134,9 @@ export class ResilientWatch<T extends Keyed> {
     );
   }
 
-  private async list(): Promise<Listed> {
+  private async list(): Promise<Listed<T>> {
     const { api, path, labelSelector, fieldSelector, pageSize } = this.options;
-    const items: KubernetesObject[] = [];
+    const items: T[] = [];
     let resourceVersion = '';
     let token: string | undefined;
     do {
@@ -145,7 +146,7 @@ export class ResilientWatch<T extends Keyed> {
         labelSelector,
         fieldSelector,
       });
-      for (const item of page.items ?? []) items.push(item);
+      for (const item of page.items ?? []) items.push(this.transform(item));
       resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
       // Raw JSON names it `continue`; the typed client's V1ListMeta calls it `_continue`.
       token = (page.metadata as { continue?: string } | undefined)?.continue || undefined;
@@ -154,11 +155,10 @@ export class ResilientWatch<T extends Keyed> {
   }
 
   /** A new list in place of the store: what differs from the last one is one delta. */
-  private replace(listed: Listed): void {
+  private replace(listed: Listed<T>): void {
     const before = this.store;
     const next = new Map<string, T>();
-    for (const item of listed.items) {
-      const kept = this.transform(item);
+    for (const kept of listed.items) {
       const key = storeKey(kept);
       next.set(key, kept);
       if (before.get(key)?.metadata?.resourceVersion !== kept.metadata?.resourceVersion)
