@@ -259,8 +259,13 @@ export class Controller {
     // A follower, or no configuration yet: the next wave step assesses what is marked.
     if (!config || !this.queue) return this.waveChanged();
     const wave = readWave(this.config.configMap?.metadata?.annotations);
-    if (this.owners.settle(config, this.clock(), waveSettled(wave, config.revision)))
-      this.waveChanged();
+    const started = performance.now();
+    const look = this.owners.settle(config, this.clock(), waveSettled(wave, config.revision));
+    this.o.logger.debug('owners assessed', {
+      durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+      waveStep: look,
+    });
+    if (look) this.waveChanged();
     else this.o.metrics.setOwnerStates(this.owners.states);
   }
 

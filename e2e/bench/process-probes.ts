@@ -1,7 +1,7 @@
 // What a benchmark reads of a process it started, from outside it: resident memory (from /proc,
 // e2e/src/proc-fs.ts) with the V8 heap from its metrics, a full garbage collection through the inspector (the
-// process runs with --inspect=127.0.0.1:PORT, in the benchmark only), and the durations of its
-// reconciles from its debug log.
+// process runs with --inspect=127.0.0.1:PORT, in the benchmark only), and the durations its
+// debug log reports.
 
 import { metricSum, rssBytes } from '../src';
 
@@ -48,14 +48,15 @@ export async function collectGarbage(inspectPort: number): Promise<void> {
   }
 }
 
-/** The durations (ms) of the reconciles of `key` in a debug log of JSON lines. */
-export function reconcileDurations(log: string, key: string): number[] {
+/** The durations (ms) of the debug lines with this message (and key, if given) in a JSON log. */
+export function loggedDurations(log: string, message: string, key?: string): number[] {
   const out: number[] = [];
   for (const line of log.split('\n')) {
-    if (!line.includes('"reconciled"')) continue;
+    if (!line.includes(`"${message}"`)) continue;
     try {
-      const entry = JSON.parse(line) as { key?: string; durationMs?: number };
-      if (entry.key === key && typeof entry.durationMs === 'number') out.push(entry.durationMs);
+      const entry = JSON.parse(line) as { key?: string; durationMs?: number; message?: string };
+      if (entry.message !== message || (key !== undefined && entry.key !== key)) continue;
+      if (typeof entry.durationMs === 'number') out.push(entry.durationMs);
     } catch {
       // A line cut by the process's end, or another program's output: not a reconcile.
     }
