@@ -84,6 +84,7 @@ export class Controller {
   private readonly clock: () => number;
   private podSelector: string | undefined;
   private lastProblemVersion: string | undefined;
+  private broken = false;
 
   constructor(private readonly o: ControllerOptions) {
     this.config = new ConfigHolder(o.configMap);
@@ -122,6 +123,11 @@ export class Controller {
 
   get certificateFlags(): CertificateFlags | undefined {
     return this.o.certificates;
+  }
+
+  /** False once the work queue stopped on a defect: /healthz fails. */
+  get live(): boolean {
+    return !this.broken;
   }
 
   get leading(): boolean {
@@ -231,6 +237,9 @@ export class Controller {
       logger,
       onReconcile: (event) => this.observe(event),
       onDepth: (depth) => metrics.queueDepth.set(depth),
+      // A leader whose queue stopped would hold the Lease and do nothing: fail /healthz, so the
+      // kubelet restarts it and another replica leads.
+      onBroken: () => (this.broken = true),
     });
     this.queue = queue;
     metrics.leader.set(1);

@@ -119,7 +119,7 @@ export async function startController(
     !stopping && watches.every((w) => w.hasSynced) && injected.hasListedOnce;
   const http: HttpServer = await startProbeServer(
     metrics.registry,
-    { live: () => true, ready },
+    { live: () => controller.live, ready },
     flags.metricsListen,
   );
   await Promise.all(watches.map((w) => w.start()));

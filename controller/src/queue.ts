@@ -77,6 +77,8 @@ export interface WorkQueueOptions {
   logger?: QueueLogger;
   onReconcile?: (event: ReconcileEvent) => void;
   onDepth?: (depth: number) => void;
+  /** The queue stopped on an error of its own (a defect): whoever runs it must not go on as if it ran. */
+  onBroken?: (error: unknown) => void;
 }
 
 /**
@@ -207,6 +209,7 @@ export class WorkQueue {
   private readonly logger: QueueLogger;
   private readonly onReconcile: (event: ReconcileEvent) => void;
   private readonly onDepth: (depth: number) => void;
+  private readonly onBroken: (error: unknown) => void;
 
   private readonly ready = new Subject<string>();
   private readonly queued = new Set<string>();
@@ -234,6 +237,7 @@ export class WorkQueue {
     this.logger = options.logger ?? silent;
     this.onReconcile = options.onReconcile ?? (() => undefined);
     this.onDepth = options.onDepth ?? (() => undefined);
+    this.onBroken = options.onBroken ?? (() => undefined);
   }
 
   /**
@@ -293,7 +297,10 @@ export class WorkQueue {
       .pipe(mergeMap((key) => defer(() => this.track(this.process(key))), this.concurrency))
       .subscribe({
         // process() never rejects; should that change, a queue that stops must not stop quietly.
-        error: (error: unknown) => this.logger.error('work queue stopped on an error', { error }),
+        error: (error: unknown) => {
+          this.logger.error('work queue stopped on an error', { error });
+          this.safely('onBroken', () => this.onBroken(error));
+        },
       });
     for (const key of [...this.queued]) this.ready.next(key);
   }

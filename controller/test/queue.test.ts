@@ -564,3 +564,29 @@ describe('TokenBucket and WriteLimiter', () => {
     expect(grants).toEqual([60_000, 60_000, 60_500, 61_000]);
   });
 });
+
+describe('WorkQueue: a defect of its own', () => {
+  it('tells its owner when it stops on an error, rather than stopping quietly', async () => {
+    // A clock that breaks once the queue runs: process() rejects, which nothing else can make it.
+    let armed = false;
+    const scheduler = new VirtualTimeScheduler();
+    const now = scheduler.now.bind(scheduler);
+    scheduler.now = () => {
+      if (armed) throw new Error('the clock broke');
+      return now();
+    };
+    let broken: unknown;
+    const queue = new WorkQueue({
+      reconcile: () => Promise.resolve({ done: true }),
+      scheduler,
+      onBroken: (error) => (broken = error),
+    });
+    queue.start();
+    armed = true;
+    queue.add('Namespace/shop');
+    for (let i = 0; i < 10 && broken === undefined; i++) await firstValueFrom(timer(1));
+    expect(String(broken)).toMatch(/the clock broke/);
+    armed = false;
+    await queue.stop();
+  });
+});
