@@ -55,6 +55,9 @@ const STATUS_EVENTS = 1000;
 const NODE = 'outrigger-bench-kwok';
 const PREFIX = 'outrigger_controller';
 
+/** This run, in the status changes it makes. */
+const RUN = Date.now().toString(36);
+
 const configYaml = (step: number): string =>
   `proxy:\n  env:\n    - name: BENCH_STEP\n      value: "${step}"\nrollout:\n  maxConcurrent: ${MAX_CONCURRENT}\n  canary:\n    count: 0\n`;
 
@@ -196,7 +199,10 @@ async function statusEvent(cluster: Cluster, d: { namespace: string; name: strin
   await cluster.apps.patchNamespacedDeploymentStatus(
     {
       ...d,
-      body: { status: { conditions: [{ type: 'BenchProbe', status: 'True', reason: `N${n}` }] } },
+      // A value no earlier change wrote (sizes share Deployments): the same one is no event.
+      body: {
+        status: { conditions: [{ type: 'BenchProbe', status: 'True', reason: `R${RUN}N${n}` }] },
+      },
     },
     setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
   );
