@@ -257,9 +257,20 @@ async function wave(install: TestInstall, c: Running, fleet: Fleet, step: number
   const logFrom = c.process.process.outputSize();
   const changed = performance.now();
   await install.setConfig(next);
+  // The watch times the stamps; a list every 5 s makes sure a watch that dropped events (the
+  // client's watch ends quietly) cannot hang the bench: then the last stamp is timed by the list.
+  let listedAt = performance.now();
   await waitFor(
     `every Deployment stamped with revision ${revision}`,
-    () => (allAt !== undefined ? done(undefined) : pending(stamped.size)),
+    async () => {
+      if (allAt === undefined && performance.now() - listedAt > 5000) {
+        listedAt = performance.now();
+        const { items } = await install.cluster.apps.listDeploymentForAllNamespaces();
+        const mine = items.filter((d) => namespaces.has(d.metadata?.namespace ?? ''));
+        if (mine.every((d) => templateRevision(d) === revision)) allAt ??= performance.now();
+      }
+      return allAt !== undefined ? done(undefined) : pending(stamped.size);
+    },
     { timeoutMs: 60 * 60_000, intervalMs: 200 },
   );
   watch.abort();
