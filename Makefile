@@ -77,7 +77,7 @@ bench-webhook: build
 fuzz: build
 	node webhook/dist/bench/fuzz.js
 
-## bench-controller: N workloads (BENCH_WORKLOADS, default 2000) on the local control plane
+## bench-controller: the controller at BENCH_SIZES workloads (default 1000,5000,10000) on the local control plane
 bench-controller: build
 	node e2e/dist/bench/controller.bench.js
 
