@@ -1,9 +1,10 @@
 // The controller's shell: caches fed by the watches' deltas (namespaces; the three workload kinds
 // and the two selected sets of pods, kept by owner in owner-index.ts; the configuration
-// ConfigMap), and a work queue that exists only while this replica leads. Handlers turn changes into keys: `Namespace/<name>` for the opt-in label,
-// the one wave key for everything the wave depends on, and, in self-managed mode, the one
-// certificates key. Followers keep the caches warm; a new
-// leader enqueues every key, as whatever happened while it did not lead must be looked at again.
+// ConfigMap), and a work queue that exists only while this replica leads. Handlers turn changes
+// into keys: `Namespace/<name>` for the opt-in label, the one wave key for everything the wave
+// depends on, and, in self-managed mode, the one certificates key. Followers keep the caches
+// warm; a new leader enqueues every key, as whatever happened while it did not lead must be
+// looked at again.
 
 import type { V1ConfigMap, V1Namespace, V1Pod } from '@kubernetes/client-node';
 import type { KubeApi, ObjectRef, WatchDelta } from '@outrigger/kube';
