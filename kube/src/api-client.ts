@@ -154,7 +154,15 @@ export class KubeApi {
       req.destroy();
       on.done(err);
     };
-    const req = this.open('GET', url);
+    let req: ClientRequest;
+    try {
+      req = this.open('GET', url);
+    } catch (err) {
+      // The token file unreadable (mid-rotation): the watch ends, its owner retries; no throw.
+      finished = true;
+      queueMicrotask(() => on.done(err instanceof Error ? err : new Error(String(err))));
+      return () => undefined;
+    }
     req.setTimeout(WATCH_IDLE_MS, () => finish(timeoutError(`${what}: idle`)));
     req.on('error', (err) => finish(err));
     req.on('response', (res: IncomingMessage) => {

@@ -144,4 +144,22 @@ describe('KubeApi', () => {
     );
     expect(httpStatus(gone)).toBe(410);
   });
+
+  it('ends a watch with an error, never a throw, when the token cannot be read', async () => {
+    const unreadable = new KubeApi({
+      server: base,
+      token: () => {
+        throw new Error('ENOENT: the token file is being rotated');
+      },
+    });
+    const done = await new Promise<Error | null>((resolve) =>
+      unreadable.watch(
+        '/api/v1/pods',
+        {},
+        { open: () => undefined, event: () => undefined, done: resolve },
+      ),
+    );
+    expect(done?.message).toMatch(/token file is being rotated/);
+    await expect(unreadable.get('/version')).rejects.toThrow(/token file is being rotated/);
+  });
 });
