@@ -189,7 +189,13 @@ export class KubeApi {
             finish(new Error(`${what}: a line that is not JSON`));
             return;
           }
-          on.event(event.type ?? '', event.object ?? {});
+          try {
+            on.event(event.type ?? '', event.object ?? {});
+          } catch (err) {
+            // The reader's own failure ends the watch (its owner restarts it), never the process.
+            finish(err instanceof Error ? err : new Error(String(err)));
+            return;
+          }
         }
       });
       res.on('end', () => finish(null));

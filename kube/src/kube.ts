@@ -121,7 +121,12 @@ export class ResilientWatch<T extends Keyed> {
     this.list().then(
       (listed) => {
         if (generation !== this.generation) return;
-        this.replace(listed);
+        try {
+          this.replace(listed);
+        } catch (err) {
+          this.restart('error', `the reader failed on the list: ${describe(err)}`);
+          return;
+        }
         this.watchFrom(generation);
         // A watch that stays up this long without an error counts as healthy too.
         setTimeout(() => {
@@ -243,7 +248,11 @@ export class ResilientWatch<T extends Keyed> {
     this.flushScheduled = true;
     setImmediate(() => {
       this.flushScheduled = false;
-      this.flush();
+      try {
+        this.flush();
+      } catch (err) {
+        this.restart('error', `the reader failed on a change: ${describe(err)}`);
+      }
     });
   }
 

@@ -162,4 +162,22 @@ describe('KubeApi', () => {
     expect(done?.message).toMatch(/token file is being rotated/);
     await expect(unreadable.get('/version')).rejects.toThrow(/token file is being rotated/);
   });
+
+  it("ends a watch with the reader's error when its event handler throws", async () => {
+    answer = (_req, res) => res.end('{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n');
+    const done = await new Promise<Error | null>((resolve) =>
+      api().watch(
+        '/api/v1/pods',
+        {},
+        {
+          open: () => undefined,
+          event: () => {
+            throw new Error('the reader broke');
+          },
+          done: resolve,
+        },
+      ),
+    );
+    expect(done?.message).toBe('the reader broke');
+  });
 });
