@@ -4,12 +4,7 @@
 // objects are the watch's own: nothing here changes them.
 
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { WatchDelta } from '@outrigger/kube';
-
-export const objectKey = (o: { metadata?: { name?: string; namespace?: string } }): string => {
-  const meta = o.metadata ?? {};
-  return meta.namespace ? `${meta.namespace}/${meta.name ?? ''}` : (meta.name ?? '');
-};
+import { storeKey, type WatchDelta } from '@outrigger/kube';
 
 export interface CacheDiff<T> {
   changed: T[];
@@ -46,11 +41,11 @@ export class ObjectCache<T extends KubernetesObject> {
     const changed: T[] = [];
     const deleted: string[] = [];
     for (const item of delta.deleted) {
-      const key = objectKey(item);
+      const key = storeKey(item);
       if (objects.delete(key)) deleted.push(key);
     }
     for (const item of delta.changed) {
-      const key = objectKey(item);
+      const key = storeKey(item);
       if (objects.get(key)?.metadata?.resourceVersion !== item.metadata?.resourceVersion)
         changed.push(item);
       objects.set(key, item);
@@ -65,7 +60,7 @@ export class ObjectCache<T extends KubernetesObject> {
     const next = new Map<string, T>();
     const changed: T[] = [];
     for (const item of items) {
-      const key = objectKey(item);
+      const key = storeKey(item);
       next.set(key, item);
       if (before.get(key)?.metadata?.resourceVersion !== item.metadata?.resourceVersion)
         changed.push(item);

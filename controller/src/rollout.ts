@@ -11,6 +11,7 @@ import {
   apiErrorMessage,
   isConflict,
   isRefusal,
+  WORKLOAD_RESOURCES,
   workloadClient,
   type KubeApi,
   type ObjectRef,
@@ -104,12 +105,6 @@ export const MIN_RECHECK_MS = 1000;
 /** Back-off of an owner whose patch the API server refused: 5 s doubling to 5 minutes. */
 export const OWNER_BACKOFF_BASE_MS = 5000;
 export const OWNER_BACKOFF_CAP_MS = 5 * 60_000;
-
-const RESOURCE: Record<Workload['kind'], string> = {
-  Deployment: 'deployments',
-  StatefulSet: 'statefulsets',
-  DaemonSet: 'daemonsets',
-};
 
 const RESTART_EVENT = {
   rollout: 'Restarted',
@@ -255,7 +250,7 @@ export class WaveStep {
     const delayMs = Math.min(OWNER_BACKOFF_CAP_MS, OWNER_BACKOFF_BASE_MS * 2 ** (count - 1));
     deps.failures.set(key, { count, untilMs: nowMs + delayMs });
     const message = apiErrorMessage(err);
-    deps.metrics.writeFailures.inc({ resource: RESOURCE[w.kind] });
+    deps.metrics.writeFailures.inc({ resource: WORKLOAD_RESOURCES[w.kind] });
     deps.logger.warn('write refused; trying this owner again later, the wave goes on', {
       owner: key,
       error: message,
@@ -289,7 +284,7 @@ export class WaveStep {
   private async patchWorkload(w: Workload, body: object): Promise<Workload | undefined> {
     const { deps } = this;
     await deps.acquireWrite();
-    deps.onWrite(RESOURCE[w.kind], 'patch');
+    deps.onWrite(WORKLOAD_RESOURCES[w.kind], 'patch');
     const args = {
       name: w.metadata?.name ?? '',
       namespace: w.metadata?.namespace ?? '',

@@ -11,7 +11,14 @@ import type {
   V1Pod,
   V1Secret,
 } from '@kubernetes/client-node';
-import { ResilientWatch, type KubeApi, type Keyed, type WatchDelta } from '@outrigger/kube';
+import {
+  ResilientWatch,
+  WORKLOAD_RESOURCES,
+  workloadPath,
+  type KubeApi,
+  type Keyed,
+  type WatchDelta,
+} from '@outrigger/kube';
 import {
   CA_SECRET_NAME,
   ESCAPED_POD_SELECTOR,
@@ -64,16 +71,10 @@ function watch<T extends Keyed>(
   });
 }
 
-const WORKLOAD_PATHS: Record<StampedKind, string> = {
-  Deployment: 'deployments',
-  StatefulSet: 'statefulsets',
-  DaemonSet: 'daemonsets',
-};
-
 function workloadWatch(d: WatchDeps, kind: StampedKind): ResilientWatch<Keyed> {
   return watch(d, {
-    path: `/apis/apps/v1/${WORKLOAD_PATHS[kind]}`,
-    resource: WORKLOAD_PATHS[kind],
+    path: workloadPath(kind),
+    resource: WORKLOAD_RESOURCES[kind],
     transform: slimWorkload(kind),
     onDelta: (delta) => d.controller.onWorkloads(kind, delta),
   });
