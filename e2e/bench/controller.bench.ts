@@ -30,6 +30,8 @@ import {
   metricSamples,
   metricSum,
   pending,
+  rssBytes,
+  shippedEnv,
   stopAllProcesses,
   TestInstall,
   waitFor,
@@ -47,6 +49,8 @@ const SIZES = (process.env.BENCH_SIZES ?? '1000,5000,10000')
 const REPLICAS = Number(process.env.BENCH_REPLICAS ?? 2);
 const MAX_CONCURRENT = Number(process.env.BENCH_MAX_CONCURRENT ?? 200);
 const WRITE_QPS = Number(process.env.BENCH_WRITE_QPS ?? 200);
+// BENCH_NODE_OPTIONS: the controller's NODE_OPTIONS in place of the chart's (to try V8 settings).
+const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS;
 const FIRST_SIZE_WAVES = 3;
 const PER_NAMESPACE = 20;
 const QUIET_MS = 10_000;
@@ -226,8 +230,20 @@ interface Wave {
   allMs: number;
   /** The wave steps' durations (ms), from the debug log. */
   steps: number[];
+  /** The highest RSS sampled (every 100 ms) from the configuration change to the wave's end. */
+  peakRss: number;
   after: Memory;
   afterGc: Memory;
+}
+
+/** Samples a process's RSS every 100 ms until stopped; returns the highest. */
+function sampleRss(pid: number): () => number {
+  let peak = rssBytes(pid);
+  const timer = setInterval(() => (peak = Math.max(peak, rssBytes(pid))), 100);
+  return () => {
+    clearInterval(timer);
+    return Math.max(peak, rssBytes(pid));
+  };
 }
 
 const templateRevision = (d: V1Deployment): string | undefined =>
@@ -255,6 +271,7 @@ async function wave(install: TestInstall, c: Running, fleet: Fleet, step: number
     () => undefined,
   );
   const logFrom = c.process.process.outputSize();
+  const peak = sampleRss(c.process.process.pid);
   const changed = performance.now();
   await install.setConfig(next);
   // The watch times the stamps; a list every 5 s makes sure a watch that dropped events (the
@@ -277,11 +294,13 @@ async function wave(install: TestInstall, c: Running, fleet: Fleet, step: number
   // The wave is over when every owner is current again (its rollouts done, nothing queued).
   await steady(c.port, fleet.names.length, 'the wave to complete');
   const after = await c.memory();
+  const peakRss = peak();
   await collectGarbage(c.inspectPort);
   return {
     firstMs: (firstAt ?? changed) - changed,
     allMs: (allAt ?? changed) - changed,
     steps: loggedDurations(c.process.process.output(logFrom), 'reconciled', 'Wave'),
+    peakRss,
     after,
     afterGc: await c.memory(),
   };
@@ -294,12 +313,19 @@ interface Running {
   memory: () => Promise<Memory>;
 }
 
+/** The environment the chart gives the controller, with BENCH_NODE_OPTIONS if set. */
+function controllerEnv(): Record<string, string> {
+  const env = shippedEnv('controller');
+  return NODE_OPTIONS === undefined ? env : { ...env, NODE_OPTIONS };
+}
+
 async function startController(install: TestInstall, size: number): Promise<Running> {
   const inspectPort = await freePort();
   const controller = await install.startController(
     `bench-controller-${size}`,
     ['--write-qps', String(WRITE_QPS), '--write-burst', String(WRITE_QPS * 2)],
     [`--inspect=127.0.0.1:${inspectPort}`],
+    controllerEnv(),
   );
   const port = controller.metricsPort;
   const pid = controller.process.pid;
@@ -419,6 +445,7 @@ function table(results: SizeResult[]): string {
       '  p99 (steps)',
       (r) => `${ms(quantile(r.waves[0]?.steps ?? [], 0.99))} (${r.waves[0]?.steps.length ?? 0})`,
     ],
+    ['peak RSS MiB during the waves', (r) => r.waves.map((w) => mib(w.peakRss)).join(', ')],
     ['RSS (heap) MiB after the wave', (r) => mem(r.waves[0]?.after ?? { rss: NaN, heap: NaN })],
     [
       'RSS (heap) MiB after the wave and a full GC',
@@ -428,7 +455,11 @@ function table(results: SizeResult[]): string {
       'heap MiB after a full GC, after waves 1, 2, 3',
       (r) => r.waves.map((w) => mib(w.afterGc.heap)).join(', '),
     ],
-    ['peak RSS MiB seen', (r) => mib(Math.max(r.steady.rss, ...r.waves.map((w) => w.after.rss)))],
+    [
+      'RSS MiB after waves 1, 2, 3 (before a GC)',
+      (r) => r.waves.map((w) => mib(w.after.rss)).join(', '),
+    ],
+    ['peak RSS MiB seen', (r) => mib(Math.max(r.steady.rss, ...r.waves.map((w) => w.peakRss)))],
   ];
   const width = Math.max(...rows.map(([label]) => label.length)) + 2;
   return rows
@@ -453,7 +484,7 @@ async function run(): Promise<void> {
       process.stdout.write(`\n${table(results)}\n`);
     }
     process.stdout.write(
-      `\nbench-controller: sizes ${SIZES.join(', ')}, the first with ${REPLICAS} pods per Deployment; maxConcurrent ${MAX_CONCURRENT}, write limit ${WRITE_QPS}/s; Node.js ${process.version}\n${table(results)}\n`,
+      `\nbench-controller: sizes ${SIZES.join(', ')}, the first with ${REPLICAS} pods per Deployment; maxConcurrent ${MAX_CONCURRENT}, write limit ${WRITE_QPS}/s; Node.js ${process.version}; controller environment ${JSON.stringify(controllerEnv())}\n${table(results)}\n`,
     );
   } finally {
     await install.teardown();

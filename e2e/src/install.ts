@@ -62,6 +62,24 @@ export function installManifests(): Manifest[] {
   return parseManifests(readFileSync(path.join(repoRoot, 'manifests', 'install.yaml'), 'utf8'));
 }
 
+/**
+ * The environment manifests/install.yaml gives a container of Outrigger's Deployments (its V8
+ * and malloc settings), so that a benchmark runs the binary as the chart does.
+ */
+export function shippedEnv(container: 'controller' | 'webhook'): Record<string, string> {
+  for (const m of installManifests()) {
+    if (m.kind !== 'Deployment') continue;
+    const spec = (m as { spec?: { template?: { spec?: { containers?: unknown[] } } } }).spec;
+    const containers = (spec?.template?.spec?.containers ?? []) as {
+      name: string;
+      env?: { name: string; value?: string }[];
+    }[];
+    const found = containers.find((c) => c.name === container);
+    if (found) return Object.fromEntries((found.env ?? []).map((e) => [e.name, e.value ?? '']));
+  }
+  throw new Error(`manifests/install.yaml has no ${container} container`);
+}
+
 type Selector = { matchExpressions?: { key: string; operator: string; values?: string[] }[] };
 
 interface WebhookEntry {
@@ -358,12 +376,13 @@ export class TestInstall {
 
   /**
    * Starts a controller replica as the controller's ServiceAccount; `node` flags (a benchmark's
-   * --inspect) go before the program.
+   * --inspect) go before the program, and `env` is added to its environment.
    */
   async startController(
     name = 'outrigger-controller',
     extra: string[] = [],
     node: string[] = [],
+    env: Record<string, string> = {},
   ): Promise<ControllerProcess> {
     const metricsPort = await freePort();
     // prettier-ignore
@@ -382,6 +401,7 @@ export class TestInstall {
         name,
         command: process.execPath,
         args,
+        env,
         ready: { url: `http://127.0.0.1:${metricsPort}/readyz` },
       }),
       metricsPort,
