@@ -199,11 +199,12 @@ const deploymentEvents = async (port: number): Promise<number> =>
   (await metricSamples(port, `${PREFIX}_watch_events_total`)).get('{resource="deployments"}') ?? 0;
 
 /** A status-only change of one Deployment: a condition of the bench's own, merged by type. */
-async function statusEvent(cluster: Cluster, d: { namespace: string; name: string }, n: number) {
+async function statusEvent(cluster: Cluster, d: { namespace: string; name: string }, n: string) {
   await cluster.apps.patchNamespacedDeploymentStatus(
     {
       ...d,
-      // A value no earlier change wrote (sizes share Deployments): the same one is no event.
+      // A value no earlier change wrote (sizes share Deployments, so `n` names the size too):
+      // writing the value already there is no event, and the bench would wait for it.
       body: {
         status: { conditions: [{ type: 'BenchProbe', status: 'True', reason: `R${RUN}N${n}` }] },
       },
@@ -373,7 +374,7 @@ async function measure(install: TestInstall, fleet: Fleet, size: number, step: {
     await statusEvent(
       install.cluster,
       fleet.names[(i * 7919) % size] ?? { namespace: '', name: '' },
-      i,
+      `${size}-${i}`,
     );
     await seen(c.port, from, 1);
   }
@@ -387,7 +388,7 @@ async function measure(install: TestInstall, fleet: Fleet, size: number, step: {
     statusEvent(
       install.cluster,
       fleet.names[(i * 104729) % size] ?? { namespace: '', name: '' },
-      1000 + i,
+      `${size}-churn-${i}`,
     ),
   );
   await seen(c.port, events, STATUS_EVENTS);
