@@ -28,7 +28,7 @@ import { OwnerIndex, type PodSet } from './owner-index';
 import { injectedPodSelector } from './pods';
 import { probeReady } from './webhook-probe';
 import { TerminalError, WorkQueue, WriteLimiter, type ReconcileEvent, type Result } from './queue';
-import { WAVE_KEY, WaveStep, type OwnerBackoff, type WaveView } from './rollout';
+import { WAVE_KEY, WaveStep, type OwnerBackoff, type WaveView } from './wave-step';
 
 /** The global write limit: a first start over thousands of namespaces must not flood the API. */
 export const WRITE_LIMIT = { ratePerSecond: 20, burst: 50 };

@@ -28,7 +28,7 @@ import { silentLogger } from '../src/log';
 import { ControllerMetrics } from '../src/metrics';
 import { OwnerIndex } from '../src/owner-index';
 import { WorkQueue, type ReconcileEvent, type Result } from '../src/queue';
-import { WAVE_KEY, WaveStep, type WaveDeps, type WaveView } from '../src/rollout';
+import { WAVE_KEY, WaveStep, type WaveDeps, type WaveView } from '../src/wave-step';
 import { unreachable } from './kubeconfig';
 
 const logger = silentLogger();

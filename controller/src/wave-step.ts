@@ -1,4 +1,4 @@
-// The wave reconcile: one key for the whole cluster, because the budget of rollouts at once is
+// WaveStep, the wave reconcile: one key for the whole cluster, because the budget of rollouts at once is
 // cluster-wide and the wave's stop holds for every owner. It reads the owners as the index last
 // assessed them (owner-index.ts: only those an event touched are assessed again) and plans the
 // wave over those that can matter (shared/src/quiet-owners.ts, pure), then carries the plan out: restarts, completions,
@@ -16,7 +16,7 @@ import {
   type KubeApi,
   type ObjectRef,
 } from '@outrigger/kube';
-import { FIELD_MANAGER, RESTARTED_REVISION, type Config } from '@outrigger/shared';
+import { FIELD_MANAGER, RESTARTED_REVISION } from '@outrigger/shared';
 import type { ConfigInForce } from './config-map';
 import type { EventRecorder, EventSubject } from './events';
 import type { Logger } from './log';
@@ -35,7 +35,6 @@ import {
   type OwnerAssessment,
   type OwnerRef,
   type WaveReportEntry,
-  type ReportReason,
   type RestartOrder,
   type WavePlan,
   formatTime,
@@ -43,6 +42,7 @@ import {
 } from '@outrigger/shared';
 import type { Result } from './queue';
 import { slimWorkload } from './slim';
+import { RESTART_EVENT, reportEvent, restartMessage } from './wave-messages';
 import type { Workload } from '@outrigger/shared';
 
 export const WAVE_KEY = 'Wave';
@@ -105,13 +105,6 @@ export const MIN_RECHECK_MS = 1000;
 /** Back-off of an owner whose patch the API server refused: 5 s doubling to 5 minutes. */
 export const OWNER_BACKOFF_BASE_MS = 5000;
 export const OWNER_BACKOFF_CAP_MS = 5 * 60_000;
-
-const RESTART_EVENT = {
-  rollout: 'Restarted',
-  heal: 'Healed',
-  shed: 'SidecarsShed',
-  rollback: 'RolledBack',
-} as const;
 
 const subjectOf = (w: Workload): EventSubject => ({
   apiVersion: 'apps/v1',
@@ -535,36 +528,4 @@ type ActedOn = Omit<WavePlan, 'report'> & {
 function withResourceVersion(body: Record<string, unknown>, rv: string): Record<string, unknown> {
   const metadata = (body.metadata ?? {}) as Record<string, unknown>;
   return { ...body, metadata: { ...metadata, resourceVersion: rv } };
-}
-
-function restartMessage(order: RestartOrder, detail: string): string {
-  const { kind, revision } = order;
-  const why = detail ? `: ${detail}` : '';
-  switch (kind) {
-    case 'rollout':
-      return `restarted${order.canary ? ' as a canary' : ''} to roll out configuration revision ${revision}${why}`;
-    case 'rollback':
-      return `rolled back to configuration revision ${revision}, the last that completed a wave, because the wave to ${order.from ?? 'the new revision'} failed its health gate`;
-    case 'heal':
-      return `restarted to inject pods that escaped the webhook (revision ${revision})${why}`;
-    case 'shed':
-      return `restarted to remove the sidecar after the namespace or workload opted out${why}`;
-  }
-}
-
-const SKIP_REASONS: ReadonlySet<ReportReason> = new Set<ReportReason>([
-  'on-delete',
-  'auto-restart-disabled',
-  'manual-mode',
-]);
-
-/** The Event a report entry is worth, if any. Dry-run writes none: it only logs. */
-function reportEvent(
-  e: WaveReportEntry,
-  config: Config,
-): { type: 'Normal' | 'Warning'; reason: 'RestartSkipped' | 'HealDidNotHelp' } | undefined {
-  if (config.rollout.mode === 'dry-run') return undefined;
-  if (SKIP_REASONS.has(e.reason)) return { type: 'Normal', reason: 'RestartSkipped' };
-  if (e.reason === 'heal-did-not-help') return { type: 'Warning', reason: 'HealDidNotHelp' };
-  return undefined;
 }
