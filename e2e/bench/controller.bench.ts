@@ -298,7 +298,8 @@ async function wave(install: TestInstall, c: Running, fleet: Fleet, step: number
   const peakRss = peak();
   await collectGarbage(c.inspectPort);
   return {
-    firstMs: (firstAt ?? changed) - changed,
+    // NaN when the watch saw no restart (it ends quietly at times; the list above backs only the stamps).
+    firstMs: firstAt === undefined ? Number.NaN : firstAt - changed,
     allMs: (allAt ?? changed) - changed,
     steps: loggedDurations(c.process.process.output(logFrom), 'reconciled', 'Wave'),
     peakRss,
