@@ -1,10 +1,11 @@
-// WaveStep, the wave reconcile: one key for the whole cluster, because the budget of rollouts at once is
-// cluster-wide and the wave's stop holds for every owner. It reads the owners as the index last
-// assessed them (owner-index.ts: only those an event touched are assessed again) and plans the
-// wave over those that can matter (shared/src/quiet-owners.ts, pure), then carries the plan out: restarts, completions,
-// the wave's stop or resume on the ConfigMap, Events and metrics. Running it twice does nothing
-// the second time: every decision is read back from the cluster, and each write carries the
-// resourceVersion it was decided on, so a write from a stale cache fails instead of repeating.
+// WaveStep, the wave reconcile: one key for the whole cluster, because the budget of rollouts
+// at once is cluster-wide and the wave's stop holds for every owner. It reads the owners as the
+// index last assessed them (owner-index.ts: only those an event touched are assessed again) and
+// plans the wave over those that can matter (shared/src/quiet-owners.ts, pure), then carries the
+// plan out: restarts, completions, the wave's stop or resume on the ConfigMap, Events and
+// metrics. Running it twice does nothing the second time: every decision is read back from the
+// cluster, and each write carries the resourceVersion it was decided on, so a write from a stale
+// cache fails instead of repeating.
 
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import {
@@ -123,7 +124,7 @@ export class WaveStep {
   private conflicts = 0;
   private refusals = 0;
   /** The report's detail of each owner this step restarts, for its log line and Event. */
-  private details = new Map<string, string>();
+  private readonly details = new Map<string, string>();
 
   constructor(
     private readonly deps: WaveDeps,
