@@ -175,25 +175,8 @@ export class WaveStep {
       if (e.gate !== undefined) judging = true;
       if ((dryRun && e.action === 'restart') || reportEvent(e, this.config.config)) report.push(e);
     }
-    const { restart, complete, stop, resume, clearStop, stopped, record, lastGood } = plan;
-    const { recheckAtMs, stage, stageDetail, nextWindowMs } = plan;
-    return {
-      stopped,
-      judging,
-      restart,
-      complete,
-      stop,
-      resume,
-      clearStop,
-      record,
-      lastGood,
-      recheckAtMs,
-      stage,
-      stageDetail,
-      nextWindowMs,
-      report,
-      windowClosed,
-    };
+    // A new object with the plan's fields and the cut report: the plan's own report dies here.
+    return { ...plan, report, windowClosed, judging };
   }
 
   /**

@@ -30,7 +30,6 @@ import {
   metricSamples,
   metricSum,
   pending,
-  rssBytes,
   shippedEnv,
   stopAllProcesses,
   TestInstall,
@@ -40,7 +39,14 @@ import {
 } from '../src';
 import globalSetup from '../src/global-setup';
 import globalTeardown from '../src/global-teardown';
-import { collectGarbage, memoryOf, quantile, loggedDurations, type Memory } from './process-probes';
+import {
+  collectGarbage,
+  memoryOf,
+  quantile,
+  loggedDurations,
+  sampleRss,
+  type Memory,
+} from './process-probes';
 
 const SIZES = (process.env.BENCH_SIZES ?? '1000,5000,10000')
   .split(',')
@@ -235,16 +241,6 @@ interface Wave {
   peakRss: number;
   after: Memory;
   afterGc: Memory;
-}
-
-/** Samples a process's RSS every 100 ms until stopped; returns the highest. */
-function sampleRss(pid: number): () => number {
-  let peak = rssBytes(pid);
-  const timer = setInterval(() => (peak = Math.max(peak, rssBytes(pid))), 100);
-  return () => {
-    clearInterval(timer);
-    return Math.max(peak, rssBytes(pid));
-  };
 }
 
 const templateRevision = (d: V1Deployment): string | undefined =>

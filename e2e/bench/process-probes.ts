@@ -18,6 +18,16 @@ export async function memoryOf(pid: number, metricsPort: number, prefix: string)
   };
 }
 
+/** Samples a process's RSS every 100 ms until stopped; returns the highest. */
+export function sampleRss(pid: number): () => number {
+  let peak = rssBytes(pid);
+  const timer = setInterval(() => (peak = Math.max(peak, rssBytes(pid))), 100);
+  return () => {
+    clearInterval(timer);
+    return Math.max(peak, rssBytes(pid));
+  };
+}
+
 /** A full garbage collection in the process, through its inspector. */
 export async function collectGarbage(inspectPort: number): Promise<void> {
   const targets = (await (await fetch(`http://127.0.0.1:${inspectPort}/json/list`)).json()) as {

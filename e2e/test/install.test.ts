@@ -144,6 +144,16 @@ describe('the Helm chart and manifests/install.yaml', () => {
     );
   });
 
+  it("sets the controller's heap ceiling from controller.heapLimitMiB, and refuses one that is no size", async () => {
+    expect(await template('controller.heapLimitMiB=300')).toContain('--max-old-space-size=300 ');
+    await expect(template('controller.heapLimitMiB=160Mi')).rejects.toThrow(
+      /controller.heapLimitMiB must be a whole number of MiB/,
+    );
+    await expect(template('controller.heapLimitMiB=0')).rejects.toThrow(
+      /controller.heapLimitMiB must be/,
+    );
+  });
+
   it('runs both components as the restricted Pod Security Standard asks', () => {
     const objects = parseManifests(readFileSync(INSTALL_YAML, 'utf8'));
     const ns = objects.find((o) => o.kind === 'Namespace');

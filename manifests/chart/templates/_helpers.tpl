@@ -61,6 +61,9 @@ seccompProfile:
 {{- if not (has .Values.certificates.mode (list "self-managed" "cert-manager" "external")) }}
 {{- fail (printf "certificates.mode must be self-managed, cert-manager or external; got %q" .Values.certificates.mode) }}
 {{- end }}
+{{- if lt (int .Values.controller.heapLimitMiB) 64 }}
+{{- fail (printf "controller.heapLimitMiB must be a whole number of MiB, at least 64 and about half the memory limit (default 160); got %v" .Values.controller.heapLimitMiB) }}
+{{- end }}
 {{- if and (eq .Values.certificates.mode "external") (not .Values.certificates.caBundle) }}
 {{- fail "certificates.mode=external needs certificates.caBundle: the CA (base64 PEM) that signed the certificate in Secret outrigger-webhook-tls" }}
 {{- end }}
