@@ -91,6 +91,18 @@ function keyPair(): { publicPem: string; privatePem: string } {
   return { publicPem: publicKey, privatePem: privateKey };
 }
 
+/**
+ * A certificate serial from 16 random bytes, as the hex forge writes verbatim into the DER
+ * INTEGER: the first byte is kept in 0x40..0x7f, so the serial is positive and already in its
+ * fewest bytes. A leading zero byte would be "illegal padding" to OpenSSL and a malformed
+ * serial to Go, so the API server would refuse the CA bundle.
+ */
+export function serialNumberHex(random: Uint8Array): string {
+  const bytes = Buffer.from(random.subarray(0, 16));
+  bytes[0] = ((bytes[0] ?? 0) & 0x3f) | 0x40;
+  return bytes.toString('hex');
+}
+
 interface SignOptions {
   subject: string;
   nowMs: number;
@@ -103,8 +115,7 @@ function sign(o: SignOptions): Issued {
   const keys = keyPair();
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.publicKeyFromPem(keys.publicPem);
-  // A positive serial: the first byte's top bit clear.
-  cert.serialNumber = `0${randomBytes(15).toString('hex')}`;
+  cert.serialNumber = serialNumberHex(randomBytes(16));
   // Backdated a minute, for clocks that are a little behind ours.
   cert.validity.notBefore = new Date(o.nowMs - 60_000);
   cert.validity.notAfter = new Date(o.nowMs + o.validityMs);

@@ -6,6 +6,7 @@ import { X509Certificate } from 'node:crypto';
 import {
   issueCa,
   planCertificates,
+  serialNumberHex,
   type CertificatePlan,
   type CertificatePolicy,
   type CertificateState,
@@ -141,5 +142,27 @@ describe('planCertificates', () => {
     const dropped = planCertificates({ ...withOld, nowMs: T0 + DAY }, policy);
     expect(dropped.ca).toBeDefined();
     expect(dropped.ca?.['previous.crt']).toBeUndefined();
+  });
+});
+
+describe('serialNumberHex', () => {
+  // DER wants an INTEGER in its fewest bytes and a serial positive; Go's and OpenSSL's parsers
+  // refuse a certificate whose serial has a needless leading zero byte ("illegal padding").
+  const derOf = (hex: string) => Buffer.from(hex, 'hex');
+  it.each([
+    ['all zeros', Buffer.alloc(16, 0x00)],
+    ['a zero byte, then one below 0x80', Buffer.from([0x00, 0x00, 0x12, ...Array(13).fill(7)])],
+    ['all ones', Buffer.alloc(16, 0xff)],
+    ['top bit set', Buffer.from([0x80, ...Array(15).fill(0)])],
+  ])('is positive, 16 bytes and minimally encoded from %s', (_name, random) => {
+    const der = derOf(serialNumberHex(random));
+    expect(der).toHaveLength(16);
+    expect(der[0]).toBeGreaterThan(0);
+    expect((der[0] ?? 0) & 0x80).toBe(0);
+  });
+
+  it('keeps the randomness it is given past the first byte', () => {
+    const random = Buffer.from([...Array(16).keys()].map((i) => i * 13));
+    expect(derOf(serialNumberHex(random)).subarray(1)).toEqual(random.subarray(1));
   });
 });
