@@ -11,7 +11,14 @@ import {
   type AdmissionState,
   type Endpoint,
 } from './admit';
-import { BadReviewError, allow, deny, parseReview, wrap, type AdmissionRequest } from './review';
+import {
+  BadReviewError,
+  allow,
+  deny,
+  parseReview,
+  reviewJson,
+  type AdmissionRequest,
+} from './review';
 
 export interface AnswerContext {
   state: () => AdmissionState | undefined;
@@ -62,7 +69,7 @@ export function answerBody(endpoint: Endpoint, body: string, ctx: AnswerContext)
       kind: 'admitted',
       request: summary(request),
       admission,
-      body: JSON.stringify(wrap(admission.response)),
+      body: reviewJson(admission.response),
     };
   } catch (err) {
     return failed(request, err, ctx.onError);
@@ -81,6 +88,6 @@ function failed(request: AdmissionRequest, err: unknown, onError: 'allow' | 'den
     request: summary(request),
     message,
     stack: err instanceof Error ? err.stack : undefined,
-    body: JSON.stringify(wrap(response)),
+    body: reviewJson(response),
   };
 }
