@@ -7,7 +7,6 @@
 // two components run here as processes and the pods are kwok's (processes.ts); the demo says so.
 // The cluster stays up; `make demo-down` stops it.
 
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { parse, stringify } from 'yaml';
 import {
   CONFIG_MAP_KEY,
@@ -20,6 +19,7 @@ import {
   mustParseConfig,
 } from '@outrigger/shared';
 import {
+  MERGE_PATCH,
   E2E_ENV,
   apply,
   connect,
@@ -194,7 +194,7 @@ async function demo(): Promise<void> {
   );
   await cluster.core.patchNamespace(
     { name: NAMESPACE, body: { metadata: { annotations: { [INJECT]: ENABLED } } } },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    MERGE_PATCH,
   );
   const current = await currentRevision(cluster);
   await followWave(NAMESPACE, current);

@@ -8,11 +8,16 @@ import {
   CoreV1Api,
   KubeConfig,
   KubernetesObjectApi,
+  PatchStrategy,
   RbacAuthorizationV1Api,
   VersionApi,
+  setHeaderOptions,
   type RequestContext,
 } from '@kubernetes/client-node';
 import { kubeconfigPath } from './environment';
+
+/** The request option that sends a patch as a JSON merge patch (the client's default is JSON patch). */
+export const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 type Dispatcher = NonNullable<ReturnType<RequestContext['getDispatcher']>>;
 

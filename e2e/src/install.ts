@@ -9,8 +9,6 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import {
-  PatchStrategy,
-  setHeaderOptions,
   type KubernetesObject,
   type V1ConfigMap,
   type V1MutatingWebhookConfiguration,
@@ -29,7 +27,7 @@ import {
   WEBHOOK_SERVICE_ACCOUNT,
 } from '@outrigger/shared';
 import { apply, parseManifests, remove, type Manifest } from './apply';
-import type { Cluster } from './cluster';
+import { MERGE_PATCH, type Cluster } from './cluster';
 import { webhookHost } from './environment';
 import { probe } from './http-probe';
 import { createNamespace, deleteNamespace } from './namespace';
@@ -262,7 +260,7 @@ export class TestInstall {
   async annotateConfig(annotations: Record<string, string | null>): Promise<void> {
     await this.cluster.core.patchNamespacedConfigMap(
       { name: CONFIG_MAP_NAME, namespace: this.system, body: { metadata: { annotations } } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      MERGE_PATCH,
     );
   }
 

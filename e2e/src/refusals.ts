@@ -4,8 +4,8 @@
 // with failurePolicy Fail (HTTP 500 for every update in a namespace: trouble, not a "no"). The
 // API server takes a moment to enforce a new one: waitForDryRun() shows when.
 
-import { PatchStrategy, setHeaderOptions, type KubernetesObject } from '@kubernetes/client-node';
-import type { Cluster } from './cluster';
+import { type KubernetesObject } from '@kubernetes/client-node';
+import { MERGE_PATCH, type Cluster } from './cluster';
 import { done, pending, waitFor } from './wait';
 
 /** A dry-run patch carries this annotation; the policy refuses it like a ServiceAccount's write. */
@@ -106,7 +106,7 @@ export async function waitForDryRun(
           body: { metadata: { annotations: { [PROBE_ANNOTATION]: 'x' } } },
           dryRun: 'All',
         },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        MERGE_PATCH,
       );
       return refusal === undefined ? done(undefined) : pending('the dry run was allowed');
     } catch (error) {

@@ -8,12 +8,7 @@
 
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
-import {
-  PatchStrategy,
-  setHeaderOptions,
-  type KubernetesObject,
-  type V1Namespace,
-} from '@kubernetes/client-node';
+import { type KubernetesObject, type V1Namespace } from '@kubernetes/client-node';
 import {
   CONTROLLER_SERVICE_ACCOUNT,
   DISABLED,
@@ -22,6 +17,7 @@ import {
   INJECTION_LABEL,
 } from '@outrigger/shared';
 import {
+  MERGE_PATCH,
   apply,
   buildWorkspace,
   rbacManifests,
@@ -121,10 +117,7 @@ async function patchNamespace(
   name: string,
   metadata: { annotations?: Record<string, string | null>; labels?: Record<string, string | null> },
 ): Promise<void> {
-  await cluster.core.patchNamespace(
-    { name, body: { metadata } },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  );
+  await cluster.core.patchNamespace({ name, body: { metadata } }, MERGE_PATCH);
 }
 
 /** Waits until the namespace's injection label is `want` (undefined: absent). */

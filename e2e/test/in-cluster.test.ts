@@ -8,12 +8,7 @@
 import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import {
-  PatchStrategy,
-  setHeaderOptions,
-  type V1Deployment,
-  type V1Job,
-} from '@kubernetes/client-node';
+import { type V1Deployment, type V1Job } from '@kubernetes/client-node';
 import {
   CONFIG_REVISION,
   INJECT,
@@ -24,6 +19,7 @@ import {
   CA_SECRET_NAME,
 } from '@outrigger/shared';
 import {
+  MERGE_PATCH,
   PROXY_CONTAINER,
   streamPodsDuring,
   apply,
@@ -219,7 +215,7 @@ describeInCluster('Outrigger from its chart and image, on a node that runs conta
         });
         await cluster.apps.patchNamespacedDeploymentScale(
           { name: 'scaled', namespace: app, body: { spec: { replicas: 3 } } },
-          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+          MERGE_PATCH,
         );
         // the webhook comes back by itself: new pods, Ready, and admissions succeed again
         const gone = new Set(before.map((p) => p.metadata?.uid));

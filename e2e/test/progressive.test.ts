@@ -8,12 +8,7 @@
 import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import {
-  PatchStrategy,
-  setHeaderOptions,
-  type V1Deployment,
-  type V1Pod,
-} from '@kubernetes/client-node';
+import { type V1Deployment, type V1Pod } from '@kubernetes/client-node';
 import { parseDocument } from 'yaml';
 import {
   CANARY_REVISION,
@@ -37,6 +32,7 @@ import {
   parseTime,
 } from '@outrigger/shared';
 import {
+  MERGE_PATCH,
   PROXY_CONTAINER,
   apply,
   connect,
@@ -61,7 +57,6 @@ import {
 const run = promisify(execFile);
 const CLI = path.join(repoRoot, 'cli', 'bin', 'outrigger.js');
 const MINUTES = 60_000;
-const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const SOAK_SECONDS = 20;
 /** The canary: the one owner the canary selector matches. */
 const CANARY = 'canary';

@@ -5,8 +5,6 @@
 // for the next one. Every assertion is about this file's namespaces.
 
 import {
-  PatchStrategy,
-  setHeaderOptions,
   Watch,
   type KubernetesObject,
   type V1Deployment,
@@ -34,6 +32,7 @@ import {
   type KubeObject,
 } from '@outrigger/shared';
 import {
+  MERGE_PATCH,
   apply,
   buildWorkspace,
   connect,
@@ -57,7 +56,6 @@ import {
   type ControllerProcess,
 } from '../src';
 
-const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const PROXY = 'outrigger-proxy';
 const DEPLOYMENT_REVISION = 'deployment.kubernetes.io/revision';
 
