@@ -6,10 +6,13 @@ import {
   PatchStrategy,
   setHeaderOptions,
   type KubernetesObject,
+  type V1Pod,
 } from '@kubernetes/client-node';
 import {
   CONFIG_MAP_KEY,
+  ESCAPED_POD_SELECTOR,
   RESUME,
+  REVISION,
   STAMPED_KINDS,
   configRevision,
   formatIssue,
@@ -88,18 +91,30 @@ async function listNamespaces(c: Cluster, only: string | undefined): Promise<Nam
   }));
 }
 
-/** Pods of the namespace, or of every namespace (a workload may opt in by its own label). */
+/**
+ * The pods that decide the plan. Without a namespace, every pod. With one, that namespace's
+ * pods (its rows count them all) and, everywhere else, the pods that can make an owner due:
+ * the injected ones and those that escaped injection. The wave's budget is cluster-wide, so an
+ * owner elsewhere with pods to heal takes a slot that a row here would otherwise be given.
+ */
 async function listPods(c: Cluster, namespace: string | undefined): Promise<PodLike[]> {
-  const items = namespace
-    ? (await c.core.listNamespacedPod({ namespace })).items
-    : (await c.core.listPodForAllNamespaces()).items;
-  return items.map((p) => plainJson(p) as PodLike);
+  if (!namespace) return (await c.core.listPodForAllNamespaces()).items.map(plainPod);
+  const [own, injected, escaped] = await Promise.all([
+    c.core.listNamespacedPod({ namespace }),
+    c.core.listPodForAllNamespaces({ labelSelector: REVISION }),
+    c.core.listPodForAllNamespaces({ labelSelector: ESCAPED_POD_SELECTOR }),
+  ]);
+  const elsewhere = [...injected.items, ...escaped.items].filter(
+    (p) => p.metadata?.namespace !== namespace,
+  );
+  return [...own.items, ...elsewhere].map(plainPod);
 }
 
+const plainPod = (p: V1Pod): PodLike => plainJson(p) as PodLike;
+
 /**
- * The wave is cluster-wide (its budget, its stop), so every workload is planned; with -n only
- * that namespace's pods are read and its rows shown. Owners elsewhere then count no pods, which
- * changes no budget: what holds a slot is read from the workloads themselves.
+ * The wave is cluster-wide (its budget, its stop), so every workload is planned, with the pods
+ * that decide it (listPods); with -n only that namespace's rows are shown.
  */
 async function status(c: Cluster, namespace: string | undefined): Promise<FleetStatus> {
   const [{ config, revision, annotations }, namespaces, workloads, pods] = await Promise.all([
