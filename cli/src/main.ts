@@ -33,9 +33,14 @@ const HELP = new Set(['help', '--help', '-h']);
 export async function run(argv: string[], io: Io): Promise<number> {
   const [command, ...args] = argv;
   try {
-    if (command === undefined || HELP.has(command)) {
+    // Asked for, the usage is the answer; without a command, it is an error's explanation.
+    if (command !== undefined && HELP.has(command)) {
       io.stdout(`${USAGE}\n`);
-      return command === undefined ? 2 : 0;
+      return 0;
+    }
+    if (command === undefined) {
+      io.stderr(`${USAGE}\n`);
+      return 2;
     }
     const handler = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
     if (!handler) throw new UsageError(`unknown command ${JSON.stringify(command)}\n\n${USAGE}`);

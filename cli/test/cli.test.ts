@@ -113,8 +113,9 @@ describe('outrigger config', () => {
   });
 });
 
+const exec = promisify(execFile);
+
 describe('the outrigger binary', () => {
-  const exec = promisify(execFile);
   const haveCorpus = existsSync(CORPUS);
   if (!haveCorpus) process.stderr.write(`corpus not found at ${CORPUS}: skipping its tests\n`);
   const withCorpus = haveCorpus ? it : it.skip;
@@ -144,5 +145,31 @@ describe('the outrigger binary', () => {
         /document 2, line 36: All mapping items must start at the same column/,
       ),
     });
+  });
+});
+
+describe('usage', () => {
+  it('prints the usage on stdout and exits 0 when asked for it', async () => {
+    for (const ask of ['--help', '-h', 'help']) {
+      const io = fakeIo({});
+      expect(await run([ask], io)).toBe(0);
+      expect(io.out).toContain('Usage: outrigger status');
+      expect(io.err).toBe('');
+    }
+  });
+
+  it('exits 2 with the usage on stderr without a command, or with an unknown one', async () => {
+    for (const argv of [[], ['deploy']]) {
+      const io = fakeIo({});
+      expect(await run(argv, io)).toBe(2);
+      expect(io.out).toBe('');
+      expect(io.err).toContain('Usage: outrigger status');
+    }
+  });
+
+  it('answers as a kubectl plugin by the name kubectl-outrigger', async () => {
+    const plugin = join(__dirname, '..', 'bin', 'kubectl-outrigger');
+    const { stdout } = await exec(plugin, ['--help']);
+    expect(stdout).toContain('Usage: outrigger status');
   });
 });

@@ -5,15 +5,15 @@ import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { E2E_ENV } from './environment';
-import { outriggerCacheDir, repoRoot } from './paths';
-import { readPinnedVersions } from './versions';
+import { repoRoot } from './paths';
+import { toolBin } from './versions';
 
 const run = promisify(execFile);
 
 /** The repository's Helm chart. */
 export const CHART_DIR = path.join(repoRoot, 'manifests', 'chart');
 
-const HELM = path.join(outriggerCacheDir(), 'bin', `helm-${readPinnedVersions().helm}`);
+const HELM = toolBin('helm');
 
 /** Runs helm (on the suites' cluster when global setup chose one); resolves with its stdout. */
 export async function helm(...args: string[]): Promise<string> {

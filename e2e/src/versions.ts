@@ -2,7 +2,7 @@
 
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { clusterScriptsDir } from './paths';
+import { clusterScriptsDir, outriggerCacheDir } from './paths';
 
 export interface PinnedVersions {
   /** Such as v1.34.4: kube-apiserver, kube-controller-manager, kube-scheduler, kubectl. */
@@ -31,4 +31,11 @@ export function readPinnedVersions(
     kwok: get('KWOK_VERSION'),
     helm: get('HELM_VERSION'),
   };
+}
+
+/** A pinned tool build.sh made, such as `toolBin('kubectl')`: <cache>/bin/NAME-VERSION. */
+export function toolBin(name: 'kubectl' | 'helm'): string {
+  const versions = readPinnedVersions();
+  const version = name === 'helm' ? versions.helm : versions.kubernetes;
+  return path.join(outriggerCacheDir(), 'bin', `${name}-${version}`);
 }

@@ -13,10 +13,9 @@ import {
   connect,
   deleteNamespace,
   kubeconfigPath,
-  outriggerCacheDir,
   parseManifests,
-  readPinnedVersions,
   repoRoot,
+  toolBin,
   type Cluster,
   type Manifest,
   CHART_DIR,
@@ -24,10 +23,7 @@ import {
 } from '../src';
 
 const run = promisify(execFile);
-const versions = readPinnedVersions();
-const bin = (name: string, version: string) =>
-  path.join(outriggerCacheDir(), 'bin', `${name}-${version}`);
-const KUBECTL = bin('kubectl', versions.kubernetes);
+const KUBECTL = toolBin('kubectl');
 const CHART = CHART_DIR;
 const INSTALL_YAML = path.join(repoRoot, 'manifests', 'install.yaml');
 

@@ -27,6 +27,7 @@ import {
   repoRoot,
   stopAllProcesses,
   TestInstall,
+  toolBin,
   waitFor,
   waitForRollout,
   type Cluster,
@@ -70,17 +71,18 @@ afterAll(async () => {
   await cluster.close();
 });
 
+const cliFlags = () => [
+  '--kubeconfig',
+  kubeconfigPath(),
+  '--config-map',
+  `${install.system}/${CONFIG_MAP_NAME}`,
+];
+
 async function outrigger(
   ...args: string[]
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const flags = [
-    '--kubeconfig',
-    kubeconfigPath(),
-    '--config-map',
-    `${install.system}/${CONFIG_MAP_NAME}`,
-  ];
   try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args, ...flags]);
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args, ...cliFlags()]);
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code?: number; stdout?: string; stderr?: string };
@@ -230,6 +232,22 @@ describe('outrigger status, restart and resume', () => {
       /NAMESPACE\s+KIND\s+NAME\s+INJECTED\s+PINNED\s+RUNNING\s+STATE\s+GATE/,
     );
     expect(table.stdout).toContain(`mode manual`);
+  });
+
+  it('answers as `kubectl outrigger status` with kubectl-outrigger on the PATH', async () => {
+    const PATH = [
+      path.join(repoRoot, 'cli', 'bin'),
+      path.dirname(process.execPath),
+      process.env.PATH,
+    ];
+    const { stdout } = await run(
+      toolBin('kubectl'),
+      ['outrigger', 'status', '-n', ns, '-o', 'json', ...cliFlags()],
+      { env: { ...process.env, PATH: PATH.join(path.delimiter) } },
+    );
+    expect(JSON.parse(stdout)).toEqual(
+      JSON.parse((await outrigger('status', '-n', ns, '-o', 'json')).stdout),
+    );
   });
 
   it('in manual mode, a new revision leaves owners outdated until outrigger restart restarts them', async () => {
