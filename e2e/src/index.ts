@@ -10,6 +10,7 @@ export * from './disrupt';
 export * from './dump';
 export * from './environment';
 export * from './fixtures';
+export * from './grafana';
 export * from './health-watch';
 export * from './helm';
 export * from './http-probe';

@@ -199,7 +199,8 @@ export class TestInstall {
   private readonly namespaces: string[] = [];
   private readonly clusterObjects: KubernetesObject[] = [];
   private webhookArgs: string[] = [];
-  private webhookMetricsPort = 0;
+  /** The port of the webhook's metrics and probes server, once it started. */
+  webhookMetricsPort = 0;
   private cert: ServingCert | undefined;
   webhook: ManagedProcess | undefined;
   private controllerKubeconfig = '';
@@ -433,6 +434,22 @@ export async function metricSamples(port: number, name: string): Promise<Map<str
     out.set(labels, Number(line.split(' ').at(-1)));
   }
   return out;
+}
+
+/**
+ * Every metric name a process's /metrics exposes, as a query names it: a histogram's with its
+ * _bucket, _sum and _count series.
+ */
+export async function metricNames(port: number): Promise<Set<string>> {
+  const { body } = await probe(`http://127.0.0.1:${port}/metrics`);
+  const names = new Set<string>();
+  for (const match of body.matchAll(/^# TYPE (\S+) (\S+)$/gm)) {
+    const [, name = '', type] = match;
+    names.add(name);
+    if (type === 'histogram' || type === 'summary')
+      for (const suffix of ['_bucket', '_sum', '_count']) names.add(`${name}${suffix}`);
+  }
+  return names;
 }
 
 /** The sum of a metric's samples (0 when it has none). */
