@@ -238,6 +238,7 @@ export class Controller {
       logger,
       onReconcile: (event) => this.observe(event),
       onDepth: (depth) => metrics.queueDepth.set(depth),
+      onRunning: (running) => metrics.reconcilesRunning.set(running),
       // A leader whose queue stopped would hold the Lease and do nothing: fail /healthz, so the
       // kubelet restarts it and another replica leads.
       onBroken: () => (this.broken = true),
@@ -261,6 +262,7 @@ export class Controller {
     this.o.metrics.leader.set(0);
     await queue?.stop();
     this.o.metrics.queueDepth.set(0);
+    this.o.metrics.reconcilesRunning.set(0);
   }
 
   /** Owners changed: the wave looks only when one it reads did (OwnerIndex.settle). */

@@ -7,6 +7,7 @@ export class ControllerMetrics {
   readonly reconciles: Counter<'kind' | 'outcome'>;
   readonly duration: Histogram<'kind' | 'outcome'>;
   readonly queueDepth: Gauge;
+  readonly reconcilesRunning: Gauge;
   readonly leader: Gauge;
   readonly watchRestarts: Counter<'resource' | 'reason'>;
   readonly watchEvents: Counter<'resource'>;
@@ -54,6 +55,11 @@ export class ControllerMetrics {
     this.queueDepth = new Gauge({
       name: 'outrigger_controller_queue_depth',
       help: 'Keys waiting in the work queue (queued, to run again, delayed).',
+      registers,
+    });
+    this.reconcilesRunning = new Gauge({
+      name: 'outrigger_controller_reconciles_running',
+      help: 'Reconciles running now; with outrigger_controller_queue_depth at 0, the controller is idle.',
       registers,
     });
     this.leader = new Gauge({

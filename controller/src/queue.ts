@@ -77,6 +77,8 @@ export interface WorkQueueOptions {
   logger?: QueueLogger;
   onReconcile?: (event: ReconcileEvent) => void;
   onDepth?: (depth: number) => void;
+  /** Reconciles running now: with a depth of 0 too, the queue has nothing left to do. */
+  onRunning?: (running: number) => void;
   /** The queue stopped on an error of its own (a defect): whoever runs it must not go on as if it ran. */
   onBroken?: (error: unknown) => void;
 }
@@ -209,6 +211,7 @@ export class WorkQueue {
   private readonly logger: QueueLogger;
   private readonly onReconcile: (event: ReconcileEvent) => void;
   private readonly onDepth: (depth: number) => void;
+  private readonly onRunning: (running: number) => void;
   private readonly onBroken: (error: unknown) => void;
 
   private readonly ready = new Subject<string>();
@@ -221,6 +224,7 @@ export class WorkQueue {
   private pipeline = Subscription.EMPTY;
   private state: 'new' | 'running' | 'stopped' = 'new';
   private lastDepth = 0;
+  private lastRunning = 0;
 
   constructor(options: WorkQueueOptions) {
     this.reconcile = options.reconcile;
@@ -237,6 +241,7 @@ export class WorkQueue {
     this.logger = options.logger ?? silent;
     this.onReconcile = options.onReconcile ?? (() => undefined);
     this.onDepth = options.onDepth ?? (() => undefined);
+    this.onRunning = options.onRunning ?? (() => undefined);
     this.onBroken = options.onBroken ?? (() => undefined);
   }
 
@@ -254,11 +259,11 @@ export class WorkQueue {
     if (this.processing.has(key)) {
       // Never two runs of one key at once: this one starts when the current run ends.
       this.again.add(key);
-      this.depthChanged();
+      this.countsChanged();
       return;
     }
     this.queued.add(key);
-    this.depthChanged();
+    this.countsChanged();
     if (this.state === 'running') this.ready.next(key);
   }
 
@@ -283,7 +288,7 @@ export class WorkQueue {
       if (this.delayed.get(key) === entry) this.delayed.delete(key);
       this.add(key);
     });
-    this.depthChanged();
+    this.countsChanged();
   }
 
   /** Starts the workers; keys added before are reconciled in the order they came. */
@@ -314,7 +319,7 @@ export class WorkQueue {
       this.delayed.clear();
       this.queued.clear();
       this.again.clear();
-      this.depthChanged();
+      this.countsChanged();
     }
     await Promise.all([...this.inFlight]);
   }
@@ -328,14 +333,14 @@ export class WorkQueue {
   private async process(key: string): Promise<void> {
     this.queued.delete(key);
     this.processing.add(key);
-    this.depthChanged();
+    this.countsChanged();
     const started = this.elapsed();
     const attempt = await this.attempt(key);
     this.processing.delete(key);
     const event = this.settle(key, attempt, this.elapsed() - started);
     // Added while it ran: it runs again, after the event loop has turned (see addAfter).
     if (this.again.delete(key)) this.addAfter(key, 0);
-    this.depthChanged();
+    this.countsChanged();
     this.safely('onReconcile', () => this.onReconcile(event));
   }
 
@@ -376,11 +381,18 @@ export class WorkQueue {
     return { key, durationMs, outcome: 'retry', delayMs, failures, error };
   }
 
-  private depthChanged(): void {
+  /** Reports the depth and the reconciles running, each when it changed. */
+  private countsChanged(): void {
     const depth = this.depth;
-    if (depth === this.lastDepth) return;
-    this.lastDepth = depth;
-    this.safely('onDepth', () => this.onDepth(depth));
+    if (depth !== this.lastDepth) {
+      this.lastDepth = depth;
+      this.safely('onDepth', () => this.onDepth(depth));
+    }
+    const running = this.processing.size;
+    if (running !== this.lastRunning) {
+      this.lastRunning = running;
+      this.safely('onRunning', () => this.onRunning(running));
+    }
   }
 
   /** A broken metrics hook must not take the queue down with it. */

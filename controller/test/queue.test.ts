@@ -384,6 +384,25 @@ describe('WorkQueue: depth, hooks and lifecycle', () => {
     expect(h.queue.depth).toBe(0);
   });
 
+  it('reports the reconciles running, so depth 0 and none running means idle', async () => {
+    const running: number[] = [];
+    const clock = new VirtualClock();
+    const h = harness({
+      clock,
+      onRunning: (n) => running.push(n),
+      work: () => clock.sleep(100).then(() => ({ done: true })),
+    });
+    h.queue.add('a');
+    h.queue.add('b');
+    h.queue.start();
+    await h.clock.advance(50);
+    // Both run (the default concurrency is above 2), and neither counts in the depth.
+    expect(h.queue.depth).toBe(0);
+    expect(running).toEqual([1, 2]);
+    await h.clock.advance(100);
+    expect(running).toEqual([1, 2, 1, 0]);
+  });
+
   it('keeps working when a metrics hook throws', async () => {
     const errors: string[] = [];
     const h = harness({
