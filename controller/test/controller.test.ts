@@ -58,17 +58,33 @@ describe('Controller', () => {
   });
 
   it('enqueues only namespaces whose resourceVersion changed', async () => {
+    const reconciled = async () =>
+      (await metrics.reconciles.get()).values
+        .filter((v) => v.labels.kind === 'Namespace')
+        .reduce((s, v) => s + v.value, 0);
     controller.startLeading();
     controller.onNamespaces(changed(ns('quiet', '1')));
-    await new Promise((resolve) => setImmediate(resolve));
-    const before = (await metrics.reconciles.get()).values
-      .filter((v) => v.labels.kind === 'Namespace')
-      .reduce((s, v) => s + v.value, 0);
+    await until(async () => (await reconciled()) === 1 && (await idle(metrics)));
+    // The same view again, then a namespace not seen before: once that one is reconciled and
+    // the queue is idle, a reconcile of the repeat would have run too.
     controller.onNamespaces(changed(ns('quiet', '1')));
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    const after = (await metrics.reconciles.get()).values
-      .filter((v) => v.labels.kind === 'Namespace')
-      .reduce((s, v) => s + v.value, 0);
-    expect(after).toBe(before);
+    controller.onNamespaces(changed(ns('loud', '1')));
+    await until(async () => (await reconciled()) >= 2 && (await idle(metrics)));
+    expect(await reconciled()).toBe(2);
   });
 });
+
+/** Nothing queued and nothing running. */
+async function idle(metrics: ControllerMetrics): Promise<boolean> {
+  const value = async (g: ControllerMetrics['queueDepth']) => (await g.get()).values[0]?.value;
+  return (await value(metrics.queueDepth)) === 0 && (await value(metrics.reconcilesRunning)) === 0;
+}
+
+/** Turns the event loop until `condition` holds (at most 5 s). */
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('the condition did not hold within 5 s');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}

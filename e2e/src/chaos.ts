@@ -1,4 +1,4 @@
-// The controller's chaos loop (issue 10, "Done when" 3), used by e2e/test/chaos.test.ts (a few
+// The controller's chaos loop, used by e2e/test/chaos.test.ts (a few
 // cycles) and make chaos (e2e/bench/chaos.ts, for minutes). Each cycle changes the configuration,
 // so a wave restarts every owner at most two at a time, and during the wave: a policy refuses
 // the controller's writes to one owner; the leader is killed with SIGKILL (and a new replica
@@ -23,7 +23,8 @@ import type { Cluster } from './cluster';
 import type { LocalApiServer, ApiServerRestart } from './disrupt';
 import { deploymentYaml } from './fixtures';
 import { HealthWatch, type TargetHealth } from './health-watch';
-import { TestInstall, metricSamples, metricSum, type ControllerProcess } from './install';
+import { TestInstall, type ControllerProcess } from './install';
+import { metricSamples, metricSum } from './metrics';
 import { describeExit } from './process';
 import { refusingPolicy, waitForDryRun } from './refusals';
 import { deploymentRolloutStatus } from './rollout';

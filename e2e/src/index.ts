@@ -16,6 +16,7 @@ export * from './helm';
 export * from './http-probe';
 export * from './in-cluster';
 export * from './log-dir';
+export * from './metrics';
 export * from './namespace';
 export * from './paths';
 export * from './pod-stream';

@@ -29,7 +29,6 @@ import {
 import { apply, parseManifests, remove, type Manifest } from './apply';
 import { MERGE_PATCH, type Cluster } from './cluster';
 import { webhookHost } from './environment';
-import { probe } from './http-probe';
 import { createNamespace, deleteNamespace } from './namespace';
 import { repoRoot } from './paths';
 import { freePort } from './port';
@@ -420,39 +419,4 @@ export class TestInstall {
   get allNamespaces(): readonly string[] {
     return this.namespaces;
   }
-}
-
-/** The samples of a Prometheus metric on a process's /metrics, by their label text. */
-export async function metricSamples(port: number, name: string): Promise<Map<string, number>> {
-  const { body } = await probe(`http://127.0.0.1:${port}/metrics`);
-  const out = new Map<string, number>();
-  for (const line of body.split('\n')) {
-    if (!line.startsWith(name)) continue;
-    const rest = line.slice(name.length);
-    if (rest !== '' && !rest.startsWith('{') && !rest.startsWith(' ')) continue;
-    const labels = rest.startsWith('{') ? rest.slice(0, rest.indexOf('}') + 1) : '';
-    out.set(labels, Number(line.split(' ').at(-1)));
-  }
-  return out;
-}
-
-/**
- * Every metric name a process's /metrics exposes, as a query names it: a histogram's with its
- * _bucket, _sum and _count series.
- */
-export async function metricNames(port: number): Promise<Set<string>> {
-  const { body } = await probe(`http://127.0.0.1:${port}/metrics`);
-  const names = new Set<string>();
-  for (const match of body.matchAll(/^# TYPE (\S+) (\S+)$/gm)) {
-    const [, name = '', type] = match;
-    names.add(name);
-    if (type === 'histogram' || type === 'summary')
-      for (const suffix of ['_bucket', '_sum', '_count']) names.add(`${name}${suffix}`);
-  }
-  return names;
-}
-
-/** The sum of a metric's samples (0 when it has none). */
-export async function metricSum(port: number, name: string): Promise<number> {
-  return [...(await metricSamples(port, name)).values()].reduce((a, b) => a + b, 0);
 }

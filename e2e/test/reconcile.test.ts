@@ -1,4 +1,4 @@
-// The reconciler behind a real API server (issue 5, "Done when" 1 to 7): the webhook and the
+// The reconciler behind a real API server: the webhook and the
 // controller run as their own ServiceAccounts with the RBAC of manifests/install.yaml, and the
 // webhook configuration fails open. The tests run in order and share one controller: each
 // changes the configuration, so each leaves its namespaces deleted (or every owner current)
@@ -36,6 +36,7 @@ import {
   apply,
   buildWorkspace,
   connect,
+  controllerCaughtUp,
   deleteNamespace,
   deploymentYaml,
   deploymentRolloutStatus,
@@ -43,6 +44,7 @@ import {
   dumpingOnFailure,
   metricSamples,
   metricSum,
+  nudgeDeployment,
   pending,
   refusingPolicy,
   remove,
@@ -52,6 +54,7 @@ import {
   waitFor,
   waitForDryRun,
   waitForRollout,
+  waveStepFinished,
   type Cluster,
   type ControllerProcess,
 } from '../src';
@@ -273,8 +276,6 @@ class RollingTimeline {
   }
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 // ---- the scenarios ---------------------------------------------------------------------------
 
 describe('outrigger-controller with the webhook', () => {
@@ -327,7 +328,11 @@ describe('outrigger-controller with the webhook', () => {
         const states = await metricSamples(controller.metricsPort, 'outrigger_controller_owners');
         return (states.get('{state="current"}') ?? 0) >= 1 ? done(undefined) : pending(states);
       });
-      await sleep(3000);
+      await controllerCaughtUp(
+        controller.metricsPort,
+        'deployments',
+        nudgeDeployment(cluster, ns, 'fresh'),
+      );
       const [d] = await deployments(ns);
       expect(d && annotation(d, RESTARTED_REVISION)).toBeUndefined();
       expect(await replicaSetsOf(ns, 'fresh')).toHaveLength(1);
@@ -428,12 +433,14 @@ describe('outrigger-controller with the webhook', () => {
       ).toBeGreaterThanOrEqual(1);
       expect(await metricSum(controller.metricsPort, 'outrigger_controller_wave_stopped')).toBe(1);
 
-      // Nothing else restarts while the wave is stopped.
-      for (let i = 0; i < 10; i++) {
-        for (const d of await deployments(restNs))
-          expect(annotation(d, RESTARTED_REVISION)).toBeUndefined();
-        await sleep(500);
-      }
+      // Nothing else restarts while the wave is stopped: not once the controller has caught up.
+      await controllerCaughtUp(
+        controller.metricsPort,
+        'deployments',
+        nudgeDeployment(cluster, restNs, 'x'),
+      );
+      for (const d of await deployments(restNs))
+        expect(annotation(d, RESTARTED_REVISION)).toBeUndefined();
 
       await install.annotateConfig({ [RESUME]: 'now' });
       await waitForRestarted([restNs], revision, 3);
@@ -607,8 +614,13 @@ describe('outrigger-controller with the webhook', () => {
         return pods.length === 2 ? done(pods) : pending(pods.length);
       });
       expect(escaped).toHaveLength(2);
-      // No heal while the webhook is down: its pods would escape too.
-      await sleep(4000);
+      // No heal while the webhook is down: its pods would escape too. Once the controller
+      // counts the owner escaped, the step that did (and would have healed it) has finished.
+      await waitFor('the controller to count an owner escaped', async () => {
+        const states = await metricSamples(controller.metricsPort, 'outrigger_controller_owners');
+        return (states.get('{state="escaped"}') ?? 0) >= 1 ? done(undefined) : pending(states);
+      });
+      await waveStepFinished(controller.metricsPort);
       const [held] = await deployments(ns);
       expect(held && annotation(held, HEALED_REVISION)).toBeUndefined();
 
@@ -617,12 +629,17 @@ describe('outrigger-controller with the webhook', () => {
       const [healed] = await deployments(ns);
       expect(healed && annotation(healed, HEALED_REVISION)).toBe(revision);
       expect(await eventsFor(ns, 'leaky', 'Healed')).toHaveLength(1);
-      await sleep(3000);
+      await controllerCaughtUp(
+        controller.metricsPort,
+        'deployments',
+        nudgeDeployment(cluster, ns, 'leaky'),
+      );
       expect(await replicaSetsOf(ns, 'leaky')).toHaveLength(2);
+      expect(await eventsFor(ns, 'leaky', 'Healed')).toHaveLength(1);
     });
   }, 180_000);
 
-  it('a steady cluster: 60 s with nothing changing, the controller writes nothing', async () => {
+  it('a steady cluster: for 60 s, seeing changes that decide nothing, the controller writes nothing', async () => {
     const ns = await install.newNamespace('r7-steady', { optedIn: true });
     await scenario([ns], async () => {
       await optInLabelled(ns);
@@ -633,10 +650,16 @@ describe('outrigger-controller with the webhook', () => {
         const states = await metricSamples(controller.metricsPort, 'outrigger_controller_owners');
         return (states.get('{state="current"}') ?? 0) >= 3 ? done(undefined) : pending(states);
       });
-      await sleep(2000);
-      const before = await metricSum(controller.metricsPort, 'outrigger_controller_writes_total');
-      await sleep(60_000);
-      const after = await metricSum(controller.metricsPort, 'outrigger_controller_writes_total');
+      const port = controller.metricsPort;
+      await controllerCaughtUp(port, 'deployments', nudgeDeployment(cluster, ns, 'web'));
+      const before = await metricSum(port, 'outrigger_controller_writes_total');
+      // For a minute, the controller sees the Deployment change (an annotation of the test's
+      // own) and settles each time: every step it takes in that minute writes nothing.
+      let rounds = 0;
+      for (const end = Date.now() + 60_000; Date.now() < end; rounds++)
+        await controllerCaughtUp(port, 'deployments', nudgeDeployment(cluster, ns, 'web'));
+      const after = await metricSum(port, 'outrigger_controller_writes_total');
+      expect(rounds).toBeGreaterThan(10);
       expect(after - before).toBe(0);
       expect(await metricSum(controller.metricsPort, 'outrigger_controller_leader')).toBe(1);
     });

@@ -166,7 +166,11 @@ describe('ResilientWatch through a proxy that misbehaves', () => {
     proxy.mode = 'refuse';
     proxy.dropAll();
     const missed = await newNamespace('watch-outage');
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const failedBefore = state.restarts.error;
+    // A reconnection tried and refused after the namespace existed: it could not have seen it.
+    await waitFor('a reconnection to fail after the namespace was made', () =>
+      state.restarts.error > failedBefore ? done(undefined) : pending(state.restarts),
+    );
     expect(state.seen).not.toContain(missed);
     proxy.mode = 'pass';
     await sees(state, missed);

@@ -1,4 +1,4 @@
-// The webhook behind a real API server (issue 4, "Done when" 2): the outrigger-webhook binary runs
+// The webhook behind a real API server: the outrigger-webhook binary runs
 // as its own ServiceAccount with least-privilege RBAC, reads its configuration from a ConfigMap,
 // and a MutatingWebhookConfiguration shaped like the product's install points the API server at
 // it. A new Deployment in an opted-in namespace yields exactly one ReplicaSet with a stamped
@@ -254,7 +254,7 @@ function isReady(pod: V1Pod): boolean {
   return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 }
 
-/** The stamp in a pod template, exactly as DESIGN section 3 names it. */
+/** The stamp in a pod template, exactly as shared/src/names.ts names it. */
 function expectStamped(
   template: V1PodTemplateSpec | undefined,
   owner: string,
@@ -268,7 +268,7 @@ function expectStamped(
   expect(template?.metadata?.labels?.[STAMPED]).toBe('true');
 }
 
-/** Injected as DESIGN section 4 says: labels, the init container, the proxy as a native sidecar. */
+/** Injected as docs/webhook.md says: labels, the init container, the proxy as a native sidecar. */
 function expectInjected(pod: V1Pod, owner: { kind: string; name: string }): void {
   const where = `pod ${pod.metadata?.namespace}/${pod.metadata?.name}`;
   expect({ where, labels: pod.metadata?.labels }).toMatchObject({
@@ -321,13 +321,26 @@ async function readyPods(namespace: string, app: string, replicas: number): Prom
   });
 }
 
-/** Exactly one ReplicaSet, now and a few seconds later (a late second one would be a rollout). */
+/**
+ * Exactly one ReplicaSet, once the Deployment controller has acted on the Deployment's latest
+ * generation: a template changed after the create would be a second generation and a second
+ * ReplicaSet, so the one seen here is the only one there will be.
+ */
 async function expectOneReplicaSet(namespace: string, owner: V1Deployment): Promise<V1ReplicaSet> {
-  const first = await replicaSetsOf(namespace, owner);
-  expect(first.map((rs) => rs.metadata?.name)).toHaveLength(1);
-  await new Promise((resolve) => setTimeout(resolve, 3_000));
-  const later = await replicaSetsOf(namespace, owner);
-  expect(later.map((rs) => rs.metadata?.name)).toEqual(first.map((rs) => rs.metadata?.name));
+  const name = owner.metadata?.name ?? '';
+  const observed = await waitFor(
+    'the Deployment controller to observe the latest generation',
+    async () => {
+      const d = await cluster.apps.readNamespacedDeployment({ namespace, name });
+      const { generation } = d.metadata ?? {};
+      return generation !== undefined && d.status?.observedGeneration === generation
+        ? done(d)
+        : pending(d.status);
+    },
+  );
+  expect(observed.metadata?.generation).toBe(owner.metadata?.generation);
+  const later = await replicaSetsOf(namespace, observed);
+  expect(later.map((rs) => rs.metadata?.name)).toHaveLength(1);
   const [only] = later;
   if (!only) throw new Error('no ReplicaSet');
   return only;
@@ -452,12 +465,13 @@ describe('outrigger-webhook behind the API server', () => {
         waitForRollout(cluster, { kind: 'StatefulSet', namespace: optedIn, name: 'store' }),
         waitForRollout(cluster, { kind: 'DaemonSet', namespace: optedIn, name: 'store' }),
       ]);
-      // A template changed after the create would show as a second ControllerRevision.
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      // A template changed after the create would be a second generation, and a second
+      // ControllerRevision once observed: generation 1, observed, is the only template.
       for (const workload of [statefulSet, daemonSet]) {
         const kind = workload.kind ?? '';
         expectStamped(workload.spec?.template, 'store', kind);
         expect(workload.metadata?.generation).toBe(1);
+        expect(workload.status?.observedGeneration).toBe(1);
         expect({
           kind,
           revisions: await controllerRevisionsOf(optedIn, workload.metadata?.uid),
