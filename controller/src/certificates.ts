@@ -1,4 +1,4 @@
-// The webhook's certificates in self-managed mode (issue 6, DESIGN section 4 "Certificates"): a
+// The webhook's certificates in self-managed mode (docs/install.md, "Certificates"; docs/controller.md): a
 // CA and a serving certificate signed by it, kept in two Secrets, and the CA bundle in every
 // entry of the webhook configuration. Both are renewed well before they expire (a third of
 // their life left); a new CA joins the bundle beside the old one, and the serving certificate

@@ -1,4 +1,4 @@
-// The controller never busy-loops (issue 10, item 3). With the real clock: a wave step that cannot
+// The controller never busy-loops. With the real clock: a wave step that cannot
 // make progress waits for an event or a timer, and the work queue lets the event loop turn
 // between two runs of a key, so the probes, the Lease renewals and the watches keep their turn.
 // Each scenario is the state the issue's reproduction reached; the wave's own clock is moved on

@@ -1,4 +1,4 @@
-// make chaos (issue 10, "Done when" 3): the controller's chaos loop of e2e/src/chaos.ts for
+// make chaos: the controller's chaos loop of e2e/src/chaos.ts for
 // CHAOS_MINUTES (default 10) on the local control plane (or the cluster of KUBECONFIG, where
 // the API server is left alone). Each cycle: a new revision, the leader SIGKILLed, the API server
 // restarted and frozen, one owner refused for part of the wave. Prints each cycle and the

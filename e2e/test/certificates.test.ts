@@ -1,4 +1,4 @@
-// Self-managed certificates (issue 6): the controller makes the webhook's CA and serving
+// Self-managed certificates: the controller makes the webhook's CA and serving
 // certificate, keeps them in their Secrets and writes the CA into every entry of the webhook
 // configuration; the webhook serves from the Secret. With lifetimes of a minute or two, the
 // serving certificate and the CA are both renewed during the test while dry-run pods go through

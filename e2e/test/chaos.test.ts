@@ -1,4 +1,4 @@
-// The controller's chaos loop (issue 10, "Done when" 3), short: two cycles of e2e/src/chaos.ts,
+// The controller's chaos loop, short: two cycles of e2e/src/chaos.ts,
 // each a new revision rolled over six Deployments by two controller replicas while the leader
 // is killed with SIGKILL, the API server is restarted and frozen, and a policy refuses one
 // owner for part of the wave. Every owner must end on the revision with exactly one new

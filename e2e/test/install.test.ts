@@ -1,4 +1,4 @@
-// The Helm chart and the plain install YAML rendered from it (issue 6, "Done when" 1): helm lint
+// The Helm chart and the plain install YAML rendered from it: helm lint
 // is clean, manifests/install.yaml is what the chart renders with its defaults, the API server
 // accepts every object in it (a server-side dry run), and every argument the chart gives the
 // two binaries is one they accept, in each profile and certificate mode.

@@ -1,4 +1,4 @@
-// The controller never busy-loops (issue 10, item 3), against a real API server: with one slot
+// The controller never busy-loops, against a real API server: with one slot
 // (`maxConcurrent: 1`) held by an owner that rolls slowly (minReadySeconds 25), neither an owner
 // whose restart a policy refuses nor every write failing for a while (then recovering) may make
 // the leader spin. A spinning leader stops answering its probes and stops reading its watches,

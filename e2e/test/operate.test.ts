@@ -1,4 +1,4 @@
-// The operating commands against a real cluster (issue 6): `outrigger check` passes on a healthy
+// The operating commands against a real cluster: `outrigger check` passes on a healthy
 // install and fails, with its hint, on a stopped webhook, a wrong caBundle and an invalid
 // configuration; `outrigger status` reports each workload's state as the controller decides
 // it, `outrigger restart` restarts due owners in manual mode, and `outrigger resume` asks the

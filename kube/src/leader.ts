@@ -1,4 +1,4 @@
-// Leader election on a coordination.k8s.io/v1 Lease (DESIGN section 4, "Leader election"): only
+// Leader election on a coordination.k8s.io/v1 Lease (docs/controller.md, "Leader election"): only
 // the leader writes; the others keep warm caches and take over within the lease duration.
 //
 // A candidate takes the Lease when it is free (no holder) or expired (renewTime plus the Lease's

@@ -1,4 +1,4 @@
-// The health gate an owner restarted by a wave must pass (DESIGN section 4, "Upgrades"): its
+// The health gate an owner restarted by a wave must pass (docs/controller.md, "The wave"): its
 // rollout completes, its pods at the wave's revision are Ready, and the proxy container in them
 // has not restarted and is not waiting in a back-off. Pure: the caller reads the pods.
 

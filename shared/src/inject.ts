@@ -1,6 +1,6 @@
 // Injection: the proxy (a native sidecar where possible, else the first regular container),
 // the init container that redirects traffic, the identity volume, and the labels and
-// annotations of DESIGN section 3, as an RFC 6902 patch that only adds.
+// annotations of names.ts, as an RFC 6902 patch that only adds.
 
 import type { Config } from './config';
 import { decide, type Decision, type SkipReason } from './decide';

@@ -1,4 +1,4 @@
-// The names Outrigger puts on the wire (DESIGN section 3). Each is defined here once; every
+// The names Outrigger puts on the wire (docs/architecture.md, "Names on the wire"). Each is defined here once; every
 // other part, the docs and the tests import them from here.
 
 export const PREFIX = 'outrigger.dev';

@@ -1,4 +1,4 @@
-// The state of each owner, with no I/O and no clock (DESIGN section 4, "Upgrades" and "Healing"):
+// The state of each owner, with no I/O and no clock (docs/controller.md, "Owner states"):
 // in scope or not, the restart it is due, and where our own last restart of it stands. Everything
 // it reads back comes from annotations the controller wrote into the cluster, so a replacement
 // controller reaches the same assessment and never restarts an owner twice.

@@ -1,7 +1,7 @@
 // The revision history: the accepted configurations a pod may still be pinned to. The controller
 // keeps it in a ConfigMap beside the configuration (`<name>-history`, one key per revision); the
-// webhook reads it to give a pod the revision its template is stamped with (DESIGN section 4,
-// "Pinned revisions"). Each entry holds only what a revision names (revisionContent), so an entry
+// webhook reads it to give a pod the revision its template is stamped with (docs/operations.md,
+// "Upgrading the proxy safely"). Each entry holds only what a revision names (revisionContent), so an entry
 // of the default configuration is about 1.5 KiB and the 50 a history may keep fit many times in
 // the API's 1 MiB object limit; entries past HISTORY_MAX_BYTES are dropped oldest first anyway.
 
@@ -140,7 +140,7 @@ export function pinnedSnapshot(
 }
 
 /**
- * Which configuration a pod gets (DESIGN section 4, "Pinned revisions"): the revision its
+ * Which configuration a pod gets (docs/operations.md, "Upgrading the proxy safely"): the revision its
  * template is stamped with while the history holds it; the current one when it is unstamped
  * (bare pods, unstamped owners) or stamped with the current revision; and the current one, as
  * a fallback the caller warns about, when the stamped revision is no longer (or not yet) known.

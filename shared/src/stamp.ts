@@ -129,7 +129,7 @@ export function templateChanged(oldWorkload: KubeObject, newWorkload: KubeObject
 }
 
 /**
- * The stamp operations for a workload write at admission (DESIGN section 4, "Stamping").
+ * The stamp operations for a workload write at admission. docs/webhook.md says why.
  * CREATE: always the current stamp. UPDATE that changes the template: the current stamp, as
  * the workload rolls anyway. UPDATE that leaves the template alone: keep the stamp it had, even
  * when the new object dropped it (a `kubectl replace` of the original manifest), because any

@@ -1,4 +1,4 @@
-// The stage a wave is in, and what the stage allows (DESIGN section 4, "Upgrades"). A wave
+// The stage a wave is in, and what the stage allows (docs/controller.md, "The wave"). A wave
 // restarts its canary owners first; once every canary passes the health gate it soaks, and only
 // when the canaries stayed healthy for the soak does the rest of the wave start. A failed gate
 // stops the wave, and with `onFailure: rollback` the owners the wave restarted go back to the

@@ -1,4 +1,4 @@
-// Property tests over generated pods (DESIGN section 6): injection is idempotent, the patch
+// Property tests over generated pods: injection is idempotent, the patch
 // means the same to an independent RFC 6902 implementation, nothing the user wrote changes,
 // and the injected Pod is valid against the Kubernetes Pod schema.
 

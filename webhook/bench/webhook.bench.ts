@@ -340,7 +340,7 @@ function report(rounds: Map<string, Measured>[], workloads: Workload[]): void {
   for (const w of workloads) summary(rounds, w.name);
 }
 
-/** Median and range over the rounds, and the targets of issue 13. */
+/** Median and range over the rounds, and the targets docs/benchmarks.md states. */
 function summary(rounds: Map<string, Measured>[], workload: string): void {
   const all = (s: string, f: (r: Result) => number): number[] =>
     rounds.flatMap((r) => {
