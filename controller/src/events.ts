@@ -35,6 +35,20 @@ export interface EventSubject {
   uid?: string;
 }
 
+/** The Event subject of a workload. */
+export function workloadSubject(w: {
+  kind: string;
+  metadata?: { namespace?: string; name?: string; uid?: string };
+}): EventSubject {
+  return {
+    apiVersion: 'apps/v1',
+    kind: w.kind,
+    namespace: w.metadata?.namespace ?? '',
+    name: w.metadata?.name ?? '',
+    uid: w.metadata?.uid,
+  };
+}
+
 export interface EventRecord {
   subject: EventSubject;
   type: 'Normal' | 'Warning';

@@ -2,8 +2,8 @@
 // at once is cluster-wide and the wave's stop holds for every owner. It reads the owners as the
 // index last assessed them (owner-index.ts: only those an event touched are assessed again) and
 // plans the wave over those that can matter (shared/src/quiet-owners.ts, pure), then carries the
-// plan out: restarts, completions, the wave's stop or resume on the ConfigMap, Events and
-// metrics. Running it twice does nothing the second time: every decision is read back from the
+// plan out: restarts, completions, the wave's record on the ConfigMap (wave-record.ts), Events
+// and metrics. Running it twice does nothing the second time: every decision is read back from the
 // cluster, and each write carries the resourceVersion it was decided on, so a write from a stale
 // cache fails instead of repeating.
 
@@ -19,31 +19,27 @@ import {
 } from '@outrigger/kube';
 import { FIELD_MANAGER, RESTARTED_REVISION } from '@outrigger/shared';
 import type { ConfigInForce } from './config-map';
-import type { EventRecorder, EventSubject } from './events';
+import { workloadSubject, type EventRecorder } from './events';
 import type { Logger } from './log';
 import type { ControllerMetrics } from './metrics';
 import type { AssessedFleet } from './owner-index';
 import {
-  clearStopPatch,
   completionPatch,
   earliest,
   ownerKey,
   planFleet,
   readWave,
   restartPatch,
-  resumePatch,
-  waveStopPatch,
   type OwnerAssessment,
   type OwnerRef,
   type WaveReportEntry,
   type RestartOrder,
   type WavePlan,
-  formatTime,
-  stagePatch,
 } from '@outrigger/shared';
 import type { Result } from './queue';
 import { slimWorkload } from './slim';
 import { RESTART_EVENT, reportEvent, restartMessage } from './wave-messages';
+import { WaveRecord, withResourceVersion } from './wave-record';
 import type { Workload } from '@outrigger/shared';
 
 export const WAVE_KEY = 'Wave';
@@ -106,14 +102,6 @@ export const MIN_RECHECK_MS = 1000;
 /** Back-off of an owner whose patch the API server refused: 5 s doubling to 5 minutes. */
 export const OWNER_BACKOFF_BASE_MS = 5000;
 export const OWNER_BACKOFF_CAP_MS = 5 * 60_000;
-
-const subjectOf = (w: Workload): EventSubject => ({
-  apiVersion: 'apps/v1',
-  kind: w.kind,
-  namespace: w.metadata?.namespace ?? '',
-  name: w.metadata?.name ?? '',
-  uid: w.metadata?.uid,
-});
 
 function refOfWorkload(w: Workload): OwnerRef {
   return { namespace: w.metadata?.namespace ?? '', kind: w.kind, name: w.metadata?.name ?? '' };
@@ -218,19 +206,20 @@ export class WaveStep {
   }
 
   private async carryOut(plan: ActedOn, nowMs: number) {
-    // The restarts of this plan assume its stop or resume is on the ConfigMap: when the write
-    // met a stale cache, none of them is made; the step runs again once the watch caught up.
-    const recorded = plan.resume
-      ? await this.resume(nowMs)
-      : plan.stop
-        ? await this.stop(plan, nowMs)
-        : !plan.clearStop || (await this.patchConfigMap(clearStopPatch()));
-    if (!recorded) return;
-    if (plan.record || plan.lastGood) await this.recordStage(plan);
-    await this.reportWindow(plan);
-    for (const owner of plan.complete) await this.owner(owner, nowMs, (w) => this.complete(w));
+    // When the stop or resume met a stale cache, none of the restarts is made: the step runs
+    // again once the watch caught up.
+    const record = new WaveRecord({
+      deps: this.deps,
+      view: this.view,
+      config: this.config,
+      write: (what, call) => this.write(what, call),
+    });
+    if (!(await record.stopOrResume(plan, nowMs))) return;
+    if (plan.record || plan.lastGood) await record.stage(plan);
+    await record.windowWait(plan);
+    for (const owner of plan.complete) await this.writeOwner(owner, nowMs, (w) => this.complete(w));
     for (const order of plan.restart)
-      await this.owner(order.owner, nowMs, (w) => this.restart(order, w, nowMs));
+      await this.writeOwner(order.owner, nowMs, (w) => this.restart(order, w, nowMs));
     await this.report(plan.report);
   }
 
@@ -241,7 +230,7 @@ export class WaveStep {
    * else says nothing about the owner (the API server unreachable or overloaded, a timeout,
    * leadership lost): it fails the step, which the queue retries with its own back-off.
    */
-  private async owner(
+  private async writeOwner(
     ref: OwnerRef,
     nowMs: number,
     act: (w: Workload) => Promise<void>,
@@ -273,7 +262,7 @@ export class WaveStep {
       retryInMs: delayMs,
     });
     await deps.events.record({
-      subject: subjectOf(w),
+      subject: workloadSubject(w),
       type: 'Warning',
       reason: 'RestartFailed',
       message: `the API server refused Outrigger's patch: ${message}; retrying with back-off`,
@@ -329,7 +318,7 @@ export class WaveStep {
       detail,
     });
     await deps.events.record({
-      subject: subjectOf(w),
+      subject: workloadSubject(w),
       type: 'Normal',
       reason: RESTART_EVENT[order.kind],
       message: restartMessage(order, detail),
@@ -346,125 +335,6 @@ export class WaveStep {
     const body = completionPatch(w.metadata?.annotations?.[RESTARTED_REVISION] ?? '');
     const written = await this.patchWorkload(w, rv ? withResourceVersion(body, rv) : body);
     if (written) this.deps.logger.info('rollout complete', { owner: ownerKey(refOfWorkload(w)) });
-  }
-
-  private async patchConfigMap(body: Record<string, unknown>): Promise<boolean> {
-    const { deps } = this;
-    const rv = this.view.configMap?.metadata?.resourceVersion;
-    await deps.acquireWrite();
-    deps.onWrite('configmaps', 'patch');
-    const { namespace, name } = deps.configMapRef;
-    const written = await this.write(`ConfigMap ${namespace}/${name}`, () =>
-      deps.api.patch(
-        `/api/v1/namespaces/${namespace}/configmaps/${name}`,
-        rv ? withResourceVersion(body, rv) : body,
-        'merge',
-        { fieldManager: FIELD_MANAGER },
-      ),
-    );
-    return written !== undefined;
-  }
-
-  private configMapSubject(): EventSubject {
-    const { namespace, name } = this.deps.configMapRef;
-    return {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      namespace,
-      name,
-      uid: this.view.configMap?.metadata?.uid,
-    };
-  }
-
-  private async stop(plan: ActedOn, nowMs: number) {
-    const stop = plan.stop;
-    if (!stop) return true;
-    const { deps, config } = this;
-    const ok = await this.patchConfigMap(waveStopPatch({ stop, revision: config.revision, nowMs }));
-    if (!ok) return false;
-    if (stop.reason !== 'proxy-failing') deps.metrics.stalls.inc({ reason: stop.reason });
-    deps.metrics.gateFailures.inc({ reason: stop.reason });
-    deps.logger.warn('the wave stopped: an owner failed the health gate', {
-      owner: ownerKey(stop.owner),
-      reason: stop.reason,
-      detail: stop.detail,
-      resume: `kubectl annotate configmap -n ${deps.configMapRef.namespace} ${deps.configMapRef.name} outrigger.dev/resume=now`,
-    });
-    const w = this.view.workload(ownerKey(stop.owner));
-    const message = `${stop.reason}: ${stop.detail}. The wave to revision ${config.revision} is stopped until the configuration changes or an admin resumes it (annotate ConfigMap ${deps.configMapRef.namespace}/${deps.configMapRef.name} outrigger.dev/resume=now)`;
-    const rollback =
-      config.config.rollout.onFailure === 'rollback'
-        ? ' Owners it restarted roll back to the last good revision.'
-        : '';
-    const reason = stop.reason === 'proxy-failing' ? 'GateFailed' : 'RolloutStalled';
-    if (w)
-      await deps.events.record({
-        subject: subjectOf(w),
-        type: 'Warning',
-        reason,
-        message,
-        once: `${config.revision} ${nowMs}`,
-      });
-    await deps.events.record({
-      subject: this.configMapSubject(),
-      type: 'Warning',
-      reason: 'WaveStopped',
-      message: `${ownerKey(stop.owner)} ${message}.${rollback}`,
-      once: `${config.revision} ${nowMs}`,
-    });
-    return true;
-  }
-
-  /** Says once per revision and opening that restarts wait for a maintenance window. */
-  private async reportWindow(plan: ActedOn) {
-    const { deps, config } = this;
-    const opens = plan.nextWindowMs;
-    if (!plan.windowClosed) return;
-    const when =
-      opens === undefined
-        ? 'no window opens within a week'
-        : `the next opens at ${formatTime(opens)}`;
-    await deps.events.record({
-      subject: this.configMapSubject(),
-      type: 'Normal',
-      reason: 'WaveWaiting',
-      message: `restarts of the wave to revision ${config.revision} wait for a maintenance window: ${when}`,
-      once: `${config.revision} ${opens ?? 'never'}`,
-    });
-  }
-
-  /** Records a stage the wave reached (soaking, rolling, complete) on the ConfigMap. */
-  private async recordStage(plan: ActedOn) {
-    const { deps, config } = this;
-    const ok = await this.patchConfigMap(stagePatch(plan.record, plan.lastGood));
-    if (!ok) return;
-    deps.logger.info('wave stage', {
-      revision: config.revision,
-      stage: plan.stage,
-      detail: plan.stageDetail,
-      lastGood: plan.lastGood ?? null,
-    });
-    await deps.events.record({
-      subject: this.configMapSubject(),
-      type: 'Normal',
-      reason: plan.stage === 'complete' ? 'WaveComplete' : 'WaveStage',
-      message: `revision ${config.revision}: ${plan.stage}: ${plan.stageDetail}`,
-      once: `${config.revision} ${plan.stage}`,
-    });
-  }
-
-  private async resume(nowMs: number) {
-    const ok = await this.patchConfigMap(resumePatch(nowMs));
-    if (!ok) return false;
-    this.deps.logger.info('the wave resumed by the admin', { revision: this.config.revision });
-    await this.deps.events.record({
-      subject: this.configMapSubject(),
-      type: 'Normal',
-      reason: 'WaveResumed',
-      message: `the wave to revision ${this.config.revision} resumed`,
-      once: String(nowMs),
-    });
-    return true;
   }
 
   private wouldRestart(e: WaveReportEntry): void {
@@ -487,7 +357,7 @@ export class WaveStep {
       const reported = reportEvent(e, config.config);
       if (!w || !reported) continue;
       await deps.events.record({
-        subject: subjectOf(w),
+        subject: workloadSubject(w),
         type: reported.type,
         reason: reported.reason,
         message: `${e.detail} (revision ${config.revision})`,
@@ -501,15 +371,10 @@ export class WaveStep {
  * What a wave step carries out of its plan: the writes, and the report entries it logs or turns
  * into Events (dry-run's would-restarts, skips, heals that did not help).
  */
-type ActedOn = Omit<WavePlan, 'report'> & {
+export type ActedOn = Omit<WavePlan, 'report'> & {
   report: WaveReportEntry[];
   /** Some owner waits for a maintenance window. */
   windowClosed: boolean;
   /** The health gate judges some owner. */
   judging: boolean;
 };
-
-function withResourceVersion(body: Record<string, unknown>, rv: string): Record<string, unknown> {
-  const metadata = (body.metadata ?? {}) as Record<string, unknown>;
-  return { ...body, metadata: { ...metadata, resourceVersion: rv } };
-}
