@@ -3,18 +3,12 @@
 // configuration, the components and their rights, the webhook configuration and certificate,
 // and finally a dry-run pod that the API server must send through the webhook.
 
-import { X509Certificate } from 'node:crypto';
-import { isIP } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
 import {
   AdmissionregistrationV1Api,
   AppsV1Api,
-  AuthorizationV1Api,
   CoordinationV1Api,
   CoreV1Api,
   VersionApi,
-  type KubeConfig,
-  type V1MutatingWebhook,
 } from '@kubernetes/client-node';
 import {
   CONFIG_MAP_KEY,
@@ -23,9 +17,7 @@ import {
   INJECT,
   LEASE_NAME,
   REVISION,
-  TLS_SECRET_NAME,
   WEBHOOK_CONFIGURATION_NAME,
-  WEBHOOK_SERVICE,
   WEBHOOK_SERVICE_ACCOUNT,
   formatIssue,
   parseConfig,
@@ -33,6 +25,9 @@ import {
 import { apiErrorMessage, httpStatus } from '@outrigger/kube';
 import { clusterFlags, FLEET_FLAGS, loadKubeConfig, parseClusterArgs } from './cluster-flags';
 import { UsageError, type Io } from './io';
+import { fail, pass, type Check, type CheckResult, type Ctx } from './check';
+import { certificateTrusted } from './check-certificate';
+import { rbacSufficient } from './check-rbac';
 
 export const CHECK_USAGE = `Usage: outrigger check [--probe-namespace NAME] [--webhook-configuration NAME]
        is the install healthy? One line per check, a hint for each failure; exit 1 when one fails.
@@ -40,28 +35,6 @@ export const CHECK_USAGE = `Usage: outrigger check [--probe-namespace NAME] [--w
 
 /** The oldest Kubernetes release Outrigger is tested against the ideas of (native sidecars: 1.29). */
 const MIN_MINOR = 29;
-const CERT_WARN_DAYS = 7;
-
-export interface CheckResult {
-  name: string;
-  ok: boolean;
-  detail: string;
-  hint?: string;
-}
-
-interface Ctx {
-  kc: KubeConfig;
-  namespace: string;
-  configMap: string;
-  probeNamespace: string;
-  webhookConfiguration: string;
-  webhook?: V1MutatingWebhook[];
-}
-
-type Check = (ctx: Ctx) => Promise<Omit<CheckResult, 'name'>>;
-
-const pass = (detail: string) => ({ ok: true, detail });
-const fail = (detail: string, hint: string) => ({ ok: false, detail, hint });
 
 const message = apiErrorMessage;
 
@@ -147,124 +120,6 @@ const leaderPresent: Check = async ({ kc, namespace }) => {
   }
 };
 
-const RIGHTS: {
-  account: string;
-  verb: string;
-  group: string;
-  resource: string;
-  name?: string;
-  scope: 'cluster' | 'own';
-}[] = [
-  {
-    account: CONTROLLER_SERVICE_ACCOUNT,
-    verb: 'patch',
-    group: '',
-    resource: 'namespaces',
-    scope: 'cluster',
-  },
-  {
-    account: CONTROLLER_SERVICE_ACCOUNT,
-    verb: 'watch',
-    group: 'apps',
-    resource: 'deployments',
-    scope: 'cluster',
-  },
-  {
-    account: CONTROLLER_SERVICE_ACCOUNT,
-    verb: 'patch',
-    group: 'apps',
-    resource: 'statefulsets',
-    scope: 'cluster',
-  },
-  {
-    account: CONTROLLER_SERVICE_ACCOUNT,
-    verb: 'patch',
-    group: 'apps',
-    resource: 'daemonsets',
-    scope: 'cluster',
-  },
-  {
-    account: CONTROLLER_SERVICE_ACCOUNT,
-    verb: 'watch',
-    group: '',
-    resource: 'pods',
-    scope: 'cluster',
-  },
-  {
-    account: CONTROLLER_SERVICE_ACCOUNT,
-    verb: 'create',
-    group: '',
-    resource: 'events',
-    scope: 'cluster',
-  },
-  {
-    account: CONTROLLER_SERVICE_ACCOUNT,
-    verb: 'patch',
-    group: '',
-    resource: 'configmaps',
-    name: 'config',
-    scope: 'own',
-  },
-  {
-    account: CONTROLLER_SERVICE_ACCOUNT,
-    verb: 'update',
-    group: 'coordination.k8s.io',
-    resource: 'leases',
-    name: LEASE_NAME,
-    scope: 'own',
-  },
-  {
-    account: WEBHOOK_SERVICE_ACCOUNT,
-    verb: 'watch',
-    group: '',
-    resource: 'namespaces',
-    scope: 'cluster',
-  },
-  {
-    account: WEBHOOK_SERVICE_ACCOUNT,
-    verb: 'watch',
-    group: '',
-    resource: 'configmaps',
-    name: 'config',
-    scope: 'own',
-  },
-];
-
-const rbacSufficient: Check = async ({ kc, namespace, configMap }) => {
-  const api = kc.makeApiClient(AuthorizationV1Api);
-  const missing: string[] = [];
-  for (const r of RIGHTS) {
-    const name = r.name === 'config' ? configMap : r.name;
-    const review = await api.createSubjectAccessReview({
-      body: {
-        spec: {
-          user: `system:serviceaccount:${namespace}:${r.account}`,
-          groups: [
-            'system:serviceaccounts',
-            `system:serviceaccounts:${namespace}`,
-            'system:authenticated',
-          ],
-          resourceAttributes: {
-            verb: r.verb,
-            group: r.group,
-            resource: r.resource,
-            ...(name ? { name } : {}),
-            ...(r.scope === 'own' ? { namespace } : {}),
-          },
-        },
-      },
-    });
-    if (!review.status?.allowed)
-      missing.push(`${r.account} cannot ${r.verb} ${r.resource}${name ? ` ${name}` : ''}`);
-  }
-  if (missing.length > 0)
-    return fail(
-      missing.join('; '),
-      'apply the ClusterRoles and Roles of the install again (helm upgrade, or kubectl apply -f manifests/install.yaml)',
-    );
-  return pass(`both ServiceAccounts have the ${RIGHTS.length} rights checked`);
-};
-
 const webhookConfigured: Check = async (ctx) => {
   try {
     const c = await ctx.kc
@@ -288,78 +143,6 @@ const webhookConfigured: Check = async (ctx) => {
 };
 
 /** The certificate the webhook serves: from the wire when called by URL, else from its Secret. */
-async function servedCertificate(ctx: Ctx): Promise<{ cert: X509Certificate; host: string }> {
-  const entry = ctx.webhook?.[0];
-  const url = entry?.clientConfig.url;
-  if (url) {
-    const { hostname, port } = new URL(url);
-    const raw = await new Promise<Buffer>((resolve, reject) => {
-      const socket = tlsConnect(
-        {
-          host: hostname,
-          port: Number(port || 443),
-          rejectUnauthorized: false,
-          ...(isIP(hostname) ? {} : { servername: hostname }),
-        },
-        () => {
-          const peer = socket.getPeerCertificate();
-          socket.end();
-          resolve(peer.raw);
-        },
-      );
-      socket.setTimeout(3000, () =>
-        socket.destroy(new Error(`no answer from ${hostname}:${port} in 3 s`)),
-      );
-      socket.on('error', reject);
-    });
-    return { cert: new X509Certificate(raw), host: hostname };
-  }
-  const secret = await ctx.kc
-    .makeApiClient(CoreV1Api)
-    .readNamespacedSecret({ namespace: ctx.namespace, name: TLS_SECRET_NAME });
-  const pem = Buffer.from(secret.data?.['tls.crt'] ?? '', 'base64').toString('utf8');
-  return { cert: new X509Certificate(pem), host: `${WEBHOOK_SERVICE}.${ctx.namespace}.svc` };
-}
-
-const certificateTrusted: Check = async (ctx) => {
-  const caBundle = ctx.webhook?.[0]?.clientConfig.caBundle;
-  if (!caBundle)
-    return fail('no caBundle to verify against', 'see the webhook configuration check');
-  let served: { cert: X509Certificate; host: string };
-  try {
-    served = await servedCertificate(ctx);
-  } catch (err) {
-    return fail(
-      `cannot read the serving certificate: ${message(err)}`,
-      'the webhook is not running or not reachable: start it, then look at its logs',
-    );
-  }
-  const cas = Buffer.from(caBundle, 'base64')
-    .toString('utf8')
-    .split(/(?=-----BEGIN CERTIFICATE-----)/)
-    .filter((p) => p.includes('BEGIN'));
-  const trusted = cas.some((pem) => served.cert.verify(new X509Certificate(pem).publicKey));
-  if (!trusted)
-    return fail(
-      `the caBundle does not verify the certificate the webhook serves (issuer ${served.cert.issuer})`,
-      'self-managed mode: the controller writes the caBundle, see its logs; cert-manager mode: see the CA injector; external mode: set certificates.caBundle to the CA that signed the serving certificate',
-    );
-  if (
-    served.cert.checkHost(served.host) === undefined &&
-    served.cert.checkIP(served.host) === undefined
-  )
-    return fail(`the certificate is not for ${served.host}`, `issue it for ${served.host}`);
-  const days = (new Date(served.cert.validTo).getTime() - Date.now()) / 86_400_000;
-  if (days < 0) return fail(`expired ${served.cert.validTo}`, 'renew the serving certificate now');
-  if (days < CERT_WARN_DAYS)
-    return fail(
-      `expires in ${days.toFixed(1)} days (${served.cert.validTo})`,
-      'renew the serving certificate; cert-manager renews it by itself',
-    );
-  return pass(`verified by the caBundle, for ${served.host}, ${Math.floor(days)} days left`);
-};
-
-/** The whole path: the API server must send a pod through the webhook and get it injected. */
 const webhookAnswering: Check = async ({ kc, probeNamespace }) => {
   let pod;
   try {

@@ -1,0 +1,124 @@
+// The rights each component needs, as the shipped RBAC grants them, checked for the install's
+// ServiceAccounts with SubjectAccessReviews: a missing one is named with the object and verb.
+
+import { AuthorizationV1Api } from '@kubernetes/client-node';
+import { CONTROLLER_SERVICE_ACCOUNT, LEASE_NAME, WEBHOOK_SERVICE_ACCOUNT } from '@outrigger/shared';
+import { fail, pass, type Check } from './check';
+
+const RIGHTS: {
+  account: string;
+  verb: string;
+  group: string;
+  resource: string;
+  name?: string;
+  scope: 'cluster' | 'own';
+}[] = [
+  {
+    account: CONTROLLER_SERVICE_ACCOUNT,
+    verb: 'patch',
+    group: '',
+    resource: 'namespaces',
+    scope: 'cluster',
+  },
+  {
+    account: CONTROLLER_SERVICE_ACCOUNT,
+    verb: 'watch',
+    group: 'apps',
+    resource: 'deployments',
+    scope: 'cluster',
+  },
+  {
+    account: CONTROLLER_SERVICE_ACCOUNT,
+    verb: 'patch',
+    group: 'apps',
+    resource: 'statefulsets',
+    scope: 'cluster',
+  },
+  {
+    account: CONTROLLER_SERVICE_ACCOUNT,
+    verb: 'patch',
+    group: 'apps',
+    resource: 'daemonsets',
+    scope: 'cluster',
+  },
+  {
+    account: CONTROLLER_SERVICE_ACCOUNT,
+    verb: 'watch',
+    group: '',
+    resource: 'pods',
+    scope: 'cluster',
+  },
+  {
+    account: CONTROLLER_SERVICE_ACCOUNT,
+    verb: 'create',
+    group: '',
+    resource: 'events',
+    scope: 'cluster',
+  },
+  {
+    account: CONTROLLER_SERVICE_ACCOUNT,
+    verb: 'patch',
+    group: '',
+    resource: 'configmaps',
+    name: 'config',
+    scope: 'own',
+  },
+  {
+    account: CONTROLLER_SERVICE_ACCOUNT,
+    verb: 'update',
+    group: 'coordination.k8s.io',
+    resource: 'leases',
+    name: LEASE_NAME,
+    scope: 'own',
+  },
+  {
+    account: WEBHOOK_SERVICE_ACCOUNT,
+    verb: 'watch',
+    group: '',
+    resource: 'namespaces',
+    scope: 'cluster',
+  },
+  {
+    account: WEBHOOK_SERVICE_ACCOUNT,
+    verb: 'watch',
+    group: '',
+    resource: 'configmaps',
+    name: 'config',
+    scope: 'own',
+  },
+];
+
+export const rbacSufficient: Check = async ({ kc, namespace, configMap }) => {
+  const api = kc.makeApiClient(AuthorizationV1Api);
+  const missing: string[] = [];
+  for (const r of RIGHTS) {
+    const name = r.name === 'config' ? configMap : r.name;
+    const review = await api.createSubjectAccessReview({
+      body: {
+        spec: {
+          user: `system:serviceaccount:${namespace}:${r.account}`,
+          groups: [
+            'system:serviceaccounts',
+            `system:serviceaccounts:${namespace}`,
+            'system:authenticated',
+          ],
+          resourceAttributes: {
+            verb: r.verb,
+            group: r.group,
+            resource: r.resource,
+            ...(name ? { name } : {}),
+            ...(r.scope === 'own' ? { namespace } : {}),
+          },
+        },
+      },
+    });
+    if (!review.status?.allowed)
+      missing.push(`${r.account} cannot ${r.verb} ${r.resource}${name ? ` ${name}` : ''}`);
+  }
+  if (missing.length > 0)
+    return fail(
+      missing.join('; '),
+      'apply the ClusterRoles and Roles of the install again (helm upgrade, or kubectl apply -f manifests/install.yaml)',
+    );
+  return pass(`both ServiceAccounts have the ${RIGHTS.length} rights checked`);
+};
