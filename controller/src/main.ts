@@ -8,13 +8,14 @@ import {
   ResilientWatch,
   boundPort,
   defaultIdentity,
-  helpRequested,
   KubeApi,
   loadClusterAccess,
+  onStopSignal,
+  readCommandLine,
   startProbeServer,
 } from '@outrigger/kube';
 import { Controller } from './controller';
-import { FlagError, USAGE, parseFlags, type ControllerFlags } from './flags';
+import { USAGE, parseFlags, type ControllerFlags } from './flags';
 import { createLogger, type Logger } from './log';
 import { ControllerMetrics } from './metrics';
 import { certificateWatches, fixedWatches, podWatch, type WatchDeps } from './watches';
@@ -154,33 +155,26 @@ export async function startController(
 }
 
 export async function main(argv: string[]): Promise<number> {
-  if (helpRequested(argv)) {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
-  let flags: ControllerFlags;
-  try {
-    flags = parseFlags(argv, process.env);
-  } catch (err) {
-    if (!(err instanceof FlagError)) throw err;
-    const usage = err.message.includes('Usage') ? '' : `\n${USAGE}\n`;
-    process.stderr.write(`outrigger-controller: ${err.message}\n${usage}`);
-    return 2;
-  }
+  const read = readCommandLine({
+    name: 'outrigger-controller',
+    usage: USAGE,
+    argv,
+    parse: parseFlags,
+  });
+  if ('exit' in read) return read.exit;
+  const { flags } = read;
   const logger = createLogger(flags.logLevel);
   const metrics = new ControllerMetrics(undefined, true);
   let running: Running | undefined;
   // Handled from the first moment: a signal while the start still waits (for the API server,
   // say) ends the process at once, which is safe, as nothing is written before it leads.
-  const stopped = new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
+  const stopped = new Promise<void>((resolve) =>
+    onStopSignal((signal) => {
       logger.info('signal received', { signal, started: running !== undefined });
       if (running) void running.shutdown().then(resolve);
       else resolve();
-    };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
-  });
+    }),
+  );
   const started = startController(flags, { logger, metrics }).then(
     (r) => (running = r),
     (err: unknown) => err as Error,

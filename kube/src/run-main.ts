@@ -1,6 +1,9 @@
 // How a component's process runs its main(): the exit code becomes the process's, and the
 // process ends when main() does, even if something it began (a probe server, a watch still
-// waiting at start-up) is open, so it never sits alive and deaf.
+// waiting at start-up) is open, so it never sits alive and deaf. Also the two things every main()
+// does the same way: reading its command line, and stopping on SIGTERM or SIGINT.
+
+import { FlagError, helpRequested } from './flags';
 
 /** The grace before the process is ended, for its last log lines to reach a piped stdout. */
 const EXIT_GRACE_MS = 1000;
@@ -10,4 +13,41 @@ export function runMain(main: (argv: string[]) => Promise<number>): void {
     process.exitCode = code;
     setTimeout(() => process.exit(code), EXIT_GRACE_MS).unref();
   });
+}
+
+/**
+ * A component's command line: `--help` (or `-h`) prints the usage on stdout and means exit 0; a
+ * flag error prints the error, and the usage unless the error already holds it, on stderr and
+ * means exit 2. Gives the flags, or the exit code to return.
+ */
+export function readCommandLine<F>(o: {
+  name: string;
+  usage: string;
+  argv: string[];
+  parse: (argv: string[], env: NodeJS.ProcessEnv) => F;
+}): { flags: F } | { exit: number } {
+  if (helpRequested(o.argv)) {
+    process.stdout.write(`${o.usage}\n`);
+    return { exit: 0 };
+  }
+  try {
+    return { flags: o.parse(o.argv, process.env) };
+  } catch (err) {
+    if (!(err instanceof FlagError)) throw err;
+    const usage = err.message.includes('Usage') ? '' : `\n${o.usage}\n`;
+    process.stderr.write(`${o.name}: ${err.message}\n${usage}`);
+    return { exit: 2 };
+  }
+}
+
+/** Calls `stop` with the signal's name on the first SIGTERM or SIGINT, once. */
+export function onStopSignal(stop: (signal: string) => void): void {
+  let stopping = false;
+  const once = (signal: string) => () => {
+    if (stopping) return;
+    stopping = true;
+    stop(signal);
+  };
+  process.once('SIGTERM', once('SIGTERM'));
+  process.once('SIGINT', once('SIGINT'));
 }

@@ -3,7 +3,7 @@
 
 import type { Server as HttpsServer } from 'node:https';
 import type { KubeApi } from '@outrigger/kube';
-import { helpRequested } from '@outrigger/kube/without-api';
+import { onStopSignal, readCommandLine } from '@outrigger/kube/without-api';
 import {
   historyConfigMapName,
   pinnedSnapshot,
@@ -22,7 +22,7 @@ import {
 import { BodyBudget } from './body';
 import type { HistorySource } from './history-source';
 import { LargeBodyWorker } from './large-bodies';
-import { FlagError, USAGE, parseFlags, type WebhookFlags } from './flags';
+import { USAGE, parseFlags, type WebhookFlags } from './flags';
 import { createLogger, type Logger } from './log';
 import { WebhookMetrics } from './metrics';
 import {
@@ -33,6 +33,7 @@ import {
   startMetricsServer,
 } from './server';
 import { FileTlsSource, TlsStore, type KeyPair, type TlsSource } from './tls';
+import { StartAborted, waitUntil } from './wait-until';
 
 export interface Webhook {
   httpsPort: number;
@@ -92,41 +93,6 @@ function tlsSource(
 }
 
 /** How often a component still waiting at start-up says what it waits for. */
-const WAITING_LOG_MS = 10_000;
-
-/** Thrown when a SIGTERM arrives before the webhook serves: not a failure. */
-class StartAborted extends Error {}
-
-/**
- * Calls `attempt` until it succeeds, every `intervalMs`, saying at most every WAITING_LOG_MS
- * what it waits for and why. Stops (throws StartAborted) when `signal` aborts.
- */
-async function waitUntil<T>(options: {
-  what: string;
-  attempt: () => Promise<T | undefined>;
-  logger: Logger;
-  signal: AbortSignal;
-  intervalMs?: number;
-}): Promise<T> {
-  const { what, attempt, logger, signal } = options;
-  let lastLog = 0;
-  for (;;) {
-    if (signal.aborted) throw new StartAborted();
-    let why = 'not there yet';
-    try {
-      const value = await attempt();
-      if (value !== undefined) return value;
-    } catch (err) {
-      why = (err as Error).message;
-    }
-    if (Date.now() - lastLog >= WAITING_LOG_MS) {
-      lastLog = Date.now();
-      logger.warn(`waiting for ${what}`, { why });
-    }
-    await new Promise((r) => setTimeout(r, options.intervalMs ?? 1000));
-  }
-}
-
 /**
  * Starts the probe server first, then waits (with /readyz false and progress in the log) for
  * the API, the configuration, the namespaces and the serving certificate, in whatever order
@@ -375,34 +341,26 @@ async function drain(server: HttpsServer, deadlineMs = 25_000): Promise<void> {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  if (helpRequested(argv)) {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
-  let flags: WebhookFlags;
-  try {
-    flags = parseFlags(argv, process.env);
-  } catch (err) {
-    if (!(err instanceof FlagError)) throw err;
-    process.stderr.write(
-      `outrigger-webhook: ${err.message}\n${err.message.includes('Usage') ? '' : `\n${USAGE}\n`}`,
-    );
-    return 2;
-  }
+  const read = readCommandLine({
+    name: 'outrigger-webhook',
+    usage: USAGE,
+    argv,
+    parse: parseFlags,
+  });
+  if ('exit' in read) return read.exit;
+  const { flags } = read;
   const logger = createLogger(flags.logLevel);
   const metrics = new WebhookMetrics(undefined, true);
   const aborted = new AbortController();
   let webhook: Webhook | undefined;
-  const stopped = new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
+  const stopped = new Promise<void>((resolve) =>
+    onStopSignal((signal) => {
       logger.info('signal received', { signal });
       aborted.abort();
       if (webhook) void webhook.shutdown().then(resolve);
       else resolve();
-    };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
-  });
+    }),
+  );
   try {
     webhook = await startWebhook(flags, { logger, metrics }, aborted.signal);
   } catch (err) {
