@@ -10,7 +10,7 @@ import {
   defaultIdentity,
   KubeApi,
   loadClusterAccess,
-  onStopSignal,
+  stopSignalled,
   readCommandLine,
   startProbeServer,
 } from '@outrigger/kube';
@@ -168,13 +168,10 @@ export async function main(argv: string[]): Promise<number> {
   let running: Running | undefined;
   // Handled from the first moment: a signal while the start still waits (for the API server,
   // say) ends the process at once, which is safe, as nothing is written before it leads.
-  const stopped = new Promise<void>((resolve) =>
-    onStopSignal((signal) => {
-      logger.info('signal received', { signal, started: running !== undefined });
-      if (running) void running.shutdown().then(resolve);
-      else resolve();
-    }),
-  );
+  const stopped = stopSignalled((signal) => {
+    logger.info('signal received', { signal, started: running !== undefined });
+    return running?.shutdown();
+  });
   const started = startController(flags, { logger, metrics }).then(
     (r) => (running = r),
     (err: unknown) => err as Error,

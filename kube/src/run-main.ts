@@ -40,14 +40,21 @@ export function readCommandLine<F>(o: {
   }
 }
 
-/** Calls `stop` with the signal's name on the first SIGTERM or SIGINT, once. */
-export function onStopSignal(stop: (signal: string) => void): void {
-  let stopping = false;
-  const once = (signal: string) => () => {
-    if (stopping) return;
-    stopping = true;
-    stop(signal);
-  };
-  process.once('SIGTERM', once('SIGTERM'));
-  process.once('SIGINT', once('SIGINT'));
+/**
+ * Resolves once the process has stopped as it was told: on the first SIGTERM or SIGINT,
+ * `onSignal` runs once with the signal's name, and what it returns (a shutdown) is waited for.
+ */
+export function stopSignalled(
+  onSignal: (signal: string) => Promise<void> | undefined | void,
+): Promise<void> {
+  return new Promise((resolve) => {
+    let stopping = false;
+    const handle = (signal: string) => () => {
+      if (stopping) return;
+      stopping = true;
+      void Promise.resolve(onSignal(signal)).then(() => resolve());
+    };
+    process.once('SIGTERM', handle('SIGTERM'));
+    process.once('SIGINT', handle('SIGINT'));
+  });
 }

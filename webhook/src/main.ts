@@ -3,7 +3,7 @@
 
 import type { Server as HttpsServer } from 'node:https';
 import type { KubeApi } from '@outrigger/kube';
-import { onStopSignal, readCommandLine } from '@outrigger/kube/without-api';
+import { readCommandLine, stopSignalled } from '@outrigger/kube/without-api';
 import {
   historyConfigMapName,
   pinnedSnapshot,
@@ -353,14 +353,11 @@ export async function main(argv: string[]): Promise<number> {
   const metrics = new WebhookMetrics(undefined, true);
   const aborted = new AbortController();
   let webhook: Webhook | undefined;
-  const stopped = new Promise<void>((resolve) =>
-    onStopSignal((signal) => {
-      logger.info('signal received', { signal });
-      aborted.abort();
-      if (webhook) void webhook.shutdown().then(resolve);
-      else resolve();
-    }),
-  );
+  const stopped = stopSignalled((signal) => {
+    logger.info('signal received', { signal });
+    aborted.abort();
+    return webhook?.shutdown();
+  });
   try {
     webhook = await startWebhook(flags, { logger, metrics }, aborted.signal);
   } catch (err) {
