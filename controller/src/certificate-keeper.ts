@@ -56,13 +56,13 @@ export class CertificateKeeper {
   private warnedMissing = false;
   private trusted: { fingerprint: string; sinceMs: number } | undefined;
 
-  constructor(private readonly o: CertificateKeeperOptions) {
-    this.clock = o.clock ?? Date.now;
+  constructor(private readonly options: CertificateKeeperOptions) {
+    this.clock = options.clock ?? Date.now;
     this.policy = {
-      caValidityMs: o.flags.caValiditySeconds * 1000,
-      servingValidityMs: o.flags.certValiditySeconds * 1000,
-      caGraceMs: o.flags.caGraceSeconds * 1000,
-      hosts: o.flags.hosts,
+      caValidityMs: options.flags.caValiditySeconds * 1000,
+      servingValidityMs: options.flags.certValiditySeconds * 1000,
+      caGraceMs: options.flags.caGraceSeconds * 1000,
+      hosts: options.flags.hosts,
     };
   }
 
@@ -71,13 +71,13 @@ export class CertificateKeeper {
   }
 
   private secret(name: string): V1Secret | undefined {
-    return this.secrets.get(`${this.o.namespace}/${name}`);
+    return this.secrets.get(`${this.options.namespace}/${name}`);
   }
 
   async reconcile(): Promise<Result> {
     const ca = this.secret(CA_SECRET_NAME);
     const tls = this.secret(TLS_SECRET_NAME);
-    const config = this.webhookConfigurations.get(this.o.flags.webhookConfiguration);
+    const config = this.webhookConfigurations.get(this.options.flags.webhookConfiguration);
     const nowMs = this.clock();
     const plan = planCertificates(
       {
@@ -130,14 +130,14 @@ export class CertificateKeeper {
 
   private report(plan: CertificatePlan, config: V1MutatingWebhookConfiguration | undefined): void {
     if (plan.why.length > 0)
-      this.o.logger.info('renewing the webhook certificates', {
+      this.options.logger.info('renewing the webhook certificates', {
         why: plan.why,
         next: formatTime(plan.recheckAtMs),
       });
     if (!config && !this.warnedMissing) {
       this.warnedMissing = true;
-      this.o.logger.warn('no webhook configuration to give the caBundle to; waiting for it', {
-        webhookConfiguration: this.o.flags.webhookConfiguration,
+      this.options.logger.warn('no webhook configuration to give the caBundle to; waiting for it', {
+        webhookConfiguration: this.options.flags.webhookConfiguration,
       });
     }
     if (config) this.warnedMissing = false;
@@ -148,8 +148,8 @@ export class CertificateKeeper {
     current: V1Secret | undefined,
     data: Record<string, string>,
   ): Promise<void> {
-    const { namespace } = this.o;
-    await this.o.acquireWrite();
+    const { namespace } = this.options;
+    await this.options.acquireWrite();
     const body: V1Secret = {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -165,17 +165,19 @@ export class CertificateKeeper {
       data,
     };
     if (current) {
-      this.o.onWrite('secrets', 'update');
-      await this.o.api.replace(`/api/v1/namespaces/${namespace}/secrets/${name}`, body, {
+      this.options.onWrite('secrets', 'update');
+      await this.options.api.replace(`/api/v1/namespaces/${namespace}/secrets/${name}`, body, {
         fieldManager: FIELD_MANAGER,
       });
     } else {
-      this.o.onWrite('secrets', 'create');
-      await this.o.api.create(`/api/v1/namespaces/${namespace}/secrets`, body, {
+      this.options.onWrite('secrets', 'create');
+      await this.options.api.create(`/api/v1/namespaces/${namespace}/secrets`, body, {
         fieldManager: FIELD_MANAGER,
       });
     }
-    this.o.logger.info('wrote the webhook certificate Secret', { secret: `${namespace}/${name}` });
+    this.options.logger.info('wrote the webhook certificate Secret', {
+      secret: `${namespace}/${name}`,
+    });
   }
 
   /** A JSON patch of the stale entries' caBundle, guarded by the resourceVersion read. */
@@ -190,10 +192,10 @@ export class CertificateKeeper {
       if (plan.staleEntries.includes(w.name))
         ops.push({ op: 'add', path: `/webhooks/${i}/clientConfig/caBundle`, value: plan.caBundle });
     });
-    await this.o.acquireWrite();
-    this.o.onWrite('mutatingwebhookconfigurations', 'patch');
+    await this.options.acquireWrite();
+    this.options.onWrite('mutatingwebhookconfigurations', 'patch');
     try {
-      await this.o.api.patch(
+      await this.options.api.patch(
         `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${config.metadata?.name ?? ''}`,
         ops,
         'json',
@@ -204,7 +206,7 @@ export class CertificateKeeper {
         throw Object.assign(new Error('stale webhook configuration'), { code: 409 });
       throw err;
     }
-    this.o.logger.info('wrote the caBundle into the webhook configuration', {
+    this.options.logger.info('wrote the caBundle into the webhook configuration', {
       webhookConfiguration: config.metadata?.name,
       entries: plan.staleEntries,
     });

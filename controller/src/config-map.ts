@@ -71,10 +71,11 @@ export class ConfigHolder {
   }
 
   /**
-   * Takes the ConfigMap's current version; returns what changed: whether the configuration in
-   * force did, and the problem with this version, if any.
+   * Offers the ConfigMap's current version (as ConfigStore.offer does in the webhook): a valid one
+   * is taken, an invalid one leaves the last good one in force. Returns what changed: whether the
+   * configuration in force did, and the problem with this version, if any.
    */
-  take(cm: V1ConfigMap | undefined): {
+  offer(cm: V1ConfigMap | undefined): {
     configChanged: boolean;
     problem: ConfigProblem | undefined;
   } {

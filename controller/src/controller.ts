@@ -87,30 +87,30 @@ export class Controller {
   private lastProblemVersion: string | undefined;
   private broken = false;
 
-  constructor(private readonly o: ControllerOptions) {
-    this.config = new ConfigHolder(o.configMap);
-    this.owners = new OwnerIndex((name) => this.namespaces.get(name), o.systemNamespace);
-    this.clock = o.clock ?? Date.now;
-    this.limiter = new WriteLimiter(o.writeLimit ?? WRITE_LIMIT);
+  constructor(private readonly options: ControllerOptions) {
+    this.config = new ConfigHolder(options.configMap);
+    this.owners = new OwnerIndex((name) => this.namespaces.get(name), options.systemNamespace);
+    this.clock = options.clock ?? Date.now;
+    this.limiter = new WriteLimiter(options.writeLimit ?? WRITE_LIMIT);
     this.events = new EventRecorder({
-      api: this.o.api,
+      api: this.options.api,
       acquireWrite: () => this.acquireWrite(this.queue),
-      onWrite: () => o.metrics.writes.inc({ resource: 'events', verb: 'create' }),
-      logger: o.logger,
-      instance: o.identity,
+      onWrite: () => options.metrics.writes.inc({ resource: 'events', verb: 'create' }),
+      logger: options.logger,
+      instance: options.identity,
       clock: this.clock,
     });
-    if (o.certificates)
+    if (options.certificates)
       this.certificates = new CertificateKeeper({
-        api: o.api,
-        namespace: o.systemNamespace,
-        flags: o.certificates,
-        logger: o.logger,
+        api: options.api,
+        namespace: options.systemNamespace,
+        flags: options.certificates,
+        logger: options.logger,
         acquireWrite: () => this.acquireWrite(this.queue),
-        onWrite: (resource, verb) => o.metrics.writes.inc({ resource, verb }),
+        onWrite: (resource, verb) => options.metrics.writes.inc({ resource, verb }),
         clock: this.clock,
       });
-    o.metrics.leader.set(0);
+    options.metrics.leader.set(0);
   }
 
   /** The Secrets or the webhook configuration changed: the certificates are looked at again. */
@@ -119,11 +119,11 @@ export class Controller {
   }
 
   get systemNamespace(): string {
-    return this.o.systemNamespace;
+    return this.options.systemNamespace;
   }
 
   get certificateFlags(): CertificateFlags | undefined {
-    return this.o.certificates;
+    return this.options.certificates;
   }
 
   /** False once the work queue stopped on a defect: /healthz fails. */
@@ -137,7 +137,7 @@ export class Controller {
 
   /** The revision history ConfigMap, beside the configuration's. */
   get historyRef(): ObjectRef {
-    const { namespace, name } = this.o.configMap;
+    const { namespace, name } = this.options.configMap;
     return { namespace, name: historyConfigMapName(name) };
   }
 
@@ -176,8 +176,8 @@ export class Controller {
   }
 
   onConfigMap(items: readonly V1ConfigMap[]): void {
-    const cm = items.find((c) => c.metadata?.name === this.o.configMap.name);
-    const { configChanged, problem } = this.config.take(cm);
+    const cm = items.find((c) => c.metadata?.name === this.options.configMap.name);
+    const { configChanged, problem } = this.config.offer(cm);
     if (problem) this.refused(cm, problem);
     const inForce = this.config.inForce;
     if (configChanged && inForce) this.configInForce(inForce);
@@ -190,9 +190,9 @@ export class Controller {
     const version = cm?.metadata?.resourceVersion ?? 'absent';
     if (version === this.lastProblemVersion) return;
     this.lastProblemVersion = version;
-    this.o.metrics.configErrors.inc({ reason: problem.reason });
-    this.o.logger.error('configuration refused; the last good one stays in force', {
-      configMap: `${this.o.configMap.namespace}/${this.o.configMap.name}`,
+    this.options.metrics.configErrors.inc({ reason: problem.reason });
+    this.options.logger.error('configuration refused; the last good one stays in force', {
+      configMap: `${this.options.configMap.namespace}/${this.options.configMap.name}`,
       reason: problem.reason,
       error: problem.message,
       revision: this.config.inForce?.revision ?? null,
@@ -201,8 +201,8 @@ export class Controller {
   }
 
   private configInForce(inForce: ConfigInForce): void {
-    this.o.metrics.setRevision(inForce.revision);
-    this.o.logger.info('configuration in force', { revision: inForce.revision });
+    this.options.metrics.setRevision(inForce.revision);
+    this.options.logger.info('configuration in force', { revision: inForce.revision });
     this.choosePodSelector();
     this.queue?.add(HISTORY_KEY);
     // excludeNamespaces may have changed: every namespace's label is decided again.
@@ -232,7 +232,7 @@ export class Controller {
 
   startLeading(): void {
     if (this.queue) return;
-    const { logger, metrics } = this.o;
+    const { logger, metrics } = this.options;
     const queue: WorkQueue = new WorkQueue({
       reconcile: (key: string): Promise<Result> => this.reconcile(key, queue),
       logger,
@@ -259,10 +259,10 @@ export class Controller {
   async stopLeading(): Promise<void> {
     const queue = this.queue;
     this.queue = undefined;
-    this.o.metrics.leader.set(0);
+    this.options.metrics.leader.set(0);
     await queue?.stop();
-    this.o.metrics.queueDepth.set(0);
-    this.o.metrics.reconcilesRunning.set(0);
+    this.options.metrics.queueDepth.set(0);
+    this.options.metrics.reconcilesRunning.set(0);
   }
 
   /** Owners changed: the wave looks only when one it reads did (OwnerIndex.settle). */
@@ -273,12 +273,12 @@ export class Controller {
     const wave = readWave(this.config.configMap?.metadata?.annotations);
     const started = performance.now();
     const look = this.owners.settle(config, this.clock(), waveSettled(wave, config.revision));
-    this.o.logger.debug('owners assessed', {
+    this.options.logger.debug('owners assessed', {
       durationMs: Math.round((performance.now() - started) * 1000) / 1000,
       waveStep: look,
     });
     if (look) this.waveChanged();
-    else this.o.metrics.setOwnerStates(this.owners.states);
+    else this.options.metrics.setOwnerStates(this.owners.states);
   }
 
   private waveChanged(): void {
@@ -296,7 +296,7 @@ export class Controller {
     if (key === WAVE_KEY) return this.reconcileWave(queue);
     if (key === HISTORY_KEY)
       return reconcileHistory({
-        api: this.o.api,
+        api: this.options.api,
         ref: this.historyRef,
         config: this.config.inForce,
         configAnnotations: this.config.configMap?.metadata?.annotations,
@@ -304,23 +304,23 @@ export class Controller {
         inUse: this.owners.pinnedRevisions(),
         clock: this.clock,
         acquireWrite: () => this.acquireWrite(queue),
-        metrics: this.o.metrics,
-        logger: this.o.logger,
+        metrics: this.options.metrics,
+        logger: this.options.logger,
       });
     if (key === CERTIFICATES_KEY && this.certificates) return this.certificates.reconcile();
     const name = namespaceOfKey(key);
     if (name === undefined) throw new TerminalError(`no reconciler for key ${key}`);
     return reconcileNamespace(name, {
-      api: this.o.api,
+      api: this.options.api,
       get: (n) => this.namespaces.get(n),
       policy: {
-        systemNamespace: this.o.systemNamespace,
+        systemNamespace: this.options.systemNamespace,
         excluded: this.config.inForce?.config.excludeNamespaces,
       },
       acquireWrite: () => this.acquireWrite(queue),
       onWrite: (n, patch) => {
-        this.o.metrics.writes.inc({ resource: 'namespaces', verb: 'patch' });
-        this.o.logger.info('mirroring the opt-in to the namespace label', {
+        this.options.metrics.writes.inc({ resource: 'namespaces', verb: 'patch' });
+        this.options.logger.info('mirroring the opt-in to the namespace label', {
           namespace: n,
           labels: patch.metadata.labels,
         });
@@ -332,13 +332,13 @@ export class Controller {
     const config = this.config.inForce;
     // Nothing to roll to yet; the ConfigMap's watch adds the key when one is in force.
     if (!config) return { done: true };
-    const { logger, metrics } = this.o;
-    const url = this.o.webhookReadyUrl;
+    const { logger, metrics } = this.options;
+    const url = this.options.webhookReadyUrl;
     const step = new WaveStep(
       {
-        api: this.o.api,
-        configMapRef: this.o.configMap,
-        systemNamespace: this.o.systemNamespace,
+        api: this.options.api,
+        configMapRef: this.options.configMap,
+        systemNamespace: this.options.systemNamespace,
         clock: this.clock,
         acquireWrite: () => this.acquireWrite(queue),
         onWrite: (resource, verb) => metrics.writes.inc({ resource, verb }),
@@ -379,7 +379,7 @@ export class Controller {
 
   private async reportConfigProblem(cm: V1ConfigMap | undefined, message: string): Promise<void> {
     if (!cm || !this.queue) return;
-    const { namespace, name } = this.o.configMap;
+    const { namespace, name } = this.options.configMap;
     await this.events.record({
       subject: { apiVersion: 'v1', kind: 'ConfigMap', namespace, name, uid: cm.metadata?.uid },
       type: 'Warning',
@@ -391,9 +391,9 @@ export class Controller {
 
   private observe(event: ReconcileEvent): void {
     const labels = { kind: kindOfKey(event.key), outcome: event.outcome };
-    this.o.metrics.reconciles.inc(labels);
-    this.o.metrics.duration.observe(labels, event.durationMs / 1000);
-    this.o.logger.debug('reconciled', {
+    this.options.metrics.reconciles.inc(labels);
+    this.options.metrics.duration.observe(labels, event.durationMs / 1000);
+    this.options.logger.debug('reconciled', {
       key: event.key,
       outcome: event.outcome,
       durationMs: Math.round(event.durationMs * 1000) / 1000,

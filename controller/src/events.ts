@@ -78,8 +78,8 @@ export class EventRecorder {
   private readonly written = new Set<string>();
   private readonly clock: () => number;
 
-  constructor(private readonly o: EventRecorderOptions) {
-    this.clock = o.clock ?? Date.now;
+  constructor(private readonly options: EventRecorderOptions) {
+    this.clock = options.clock ?? Date.now;
   }
 
   async record(event: EventRecord): Promise<void> {
@@ -94,13 +94,16 @@ export class EventRecorder {
     if (this.written.has(id)) return;
     this.remember(id);
     try {
-      await this.o.acquireWrite();
-      this.o.onWrite();
-      await this.o.api.create(`/api/v1/namespaces/${subject.namespace}/events`, this.body(event));
+      await this.options.acquireWrite();
+      this.options.onWrite();
+      await this.options.api.create(
+        `/api/v1/namespaces/${subject.namespace}/events`,
+        this.body(event),
+      );
     } catch (error) {
       // Not remembered after all: a later reconcile may try again.
       this.written.delete(id);
-      this.o.logger.warn('could not write an Event', {
+      this.options.logger.warn('could not write an Event', {
         reason: event.reason,
         object: `${subject.kind} ${subject.namespace}/${subject.name}`,
         error: (error as Error).message,
@@ -127,7 +130,7 @@ export class EventRecorder {
       message: event.message.slice(0, MESSAGE_LIMIT),
       source: { component: COMPONENT },
       reportingComponent: COMPONENT,
-      reportingInstance: this.o.instance,
+      reportingInstance: this.options.instance,
       firstTimestamp: now,
       lastTimestamp: now,
       count: 1,

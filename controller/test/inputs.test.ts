@@ -165,15 +165,15 @@ describe('the configuration from its ConfigMap', () => {
 
   it('keeps the last good configuration when a new version is invalid', () => {
     const holder = new ConfigHolder(ref);
-    expect(holder.take(cm('')).configChanged).toBe(true);
+    expect(holder.offer(cm('')).configChanged).toBe(true);
     expect(holder.inForce?.revision).toBe(configRevision(defaultConfig()));
-    const bad = holder.take(cm('proxy: [', '2'));
+    const bad = holder.offer(cm('proxy: [', '2'));
     expect(bad).toMatchObject({ configChanged: false, problem: { reason: 'invalid' } });
     expect(holder.inForce?.revision).toBe(configRevision(defaultConfig()));
     expect(holder.configMap?.metadata?.resourceVersion).toBe('2');
     // The same configuration again (an annotation changed): nothing to roll.
-    expect(holder.take(cm('', '3')).configChanged).toBe(false);
+    expect(holder.offer(cm('', '3')).configChanged).toBe(false);
     // A rollout setting changes no revision but is a change all the same.
-    expect(holder.take(cm('rollout:\n  maxConcurrent: 9\n', '4')).configChanged).toBe(true);
+    expect(holder.offer(cm('rollout:\n  maxConcurrent: 9\n', '4')).configChanged).toBe(true);
   });
 });

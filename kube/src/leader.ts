@@ -84,11 +84,11 @@ export class LeaderElector {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> = Promise.resolve();
 
-  constructor(private readonly o: LeaderElectorOptions) {
-    this.identity = o.identity ?? defaultIdentity();
-    this.clock = o.clock ?? Date.now;
-    this.leaseSeconds = o.leaseDurationSeconds ?? DEFAULT_LEASE_SECONDS;
-    this.retryMs = o.retryPeriodMs ?? DEFAULT_RETRY_MS;
+  constructor(private readonly options: LeaderElectorOptions) {
+    this.identity = options.identity ?? defaultIdentity();
+    this.clock = options.clock ?? Date.now;
+    this.leaseSeconds = options.leaseDurationSeconds ?? DEFAULT_LEASE_SECONDS;
+    this.retryMs = options.retryPeriodMs ?? DEFAULT_RETRY_MS;
     this.renewMs = (this.leaseSeconds * 1000) / 3;
     this.deadlineMs = Math.max(this.renewMs, this.leaseSeconds * 1000 - this.retryMs);
   }
@@ -137,22 +137,22 @@ export class LeaderElector {
   }
 
   private async tryAcquireOrRenew(): Promise<Attempt> {
-    const { namespace, name } = this.o;
+    const { namespace, name } = this.options;
     try {
       const lease = await this.read();
       const nowMs = this.clock();
       if (!lease) {
-        await this.o.api.create(leasesPath(namespace), this.claim(undefined, nowMs));
+        await this.options.api.create(leasesPath(namespace), this.claim(undefined, nowMs));
         return 'held';
       }
       const holder = lease.spec?.holderIdentity;
       if (holder !== this.identity && !leaseIsFree(lease.spec, nowMs)) return 'taken';
-      await this.o.api.replace(leasesPath(namespace, name), this.claim(lease, nowMs));
+      await this.options.api.replace(leasesPath(namespace, name), this.claim(lease, nowMs));
       return 'held';
     } catch (err) {
       // 409: another candidate wrote the Lease since we read it (or created it first).
       const status = httpStatus(err);
-      this.o.logger.log(status === 409 ? 'debug' : 'warn', 'lease update failed', {
+      this.options.logger.log(status === 409 ? 'debug' : 'warn', 'lease update failed', {
         lease: name,
         status,
         error: apiErrorMessage(err),
@@ -163,7 +163,9 @@ export class LeaderElector {
 
   private async read(): Promise<Lease | undefined> {
     try {
-      return await this.o.api.get<Lease>(leasesPath(this.o.namespace, this.o.name));
+      return await this.options.api.get<Lease>(
+        leasesPath(this.options.namespace, this.options.name),
+      );
     } catch (err) {
       if (httpStatus(err) === 404) return undefined;
       throw err;
@@ -178,7 +180,7 @@ export class LeaderElector {
     return {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
-      metadata: lease?.metadata ?? { name: this.o.name, namespace: this.o.namespace },
+      metadata: lease?.metadata ?? { name: this.options.name, namespace: this.options.namespace },
       spec: {
         holderIdentity: this.identity,
         leaseDurationSeconds: this.leaseSeconds,
@@ -191,15 +193,15 @@ export class LeaderElector {
 
   /** Gives the Lease up if it is still ours, so a follower need not wait for it to expire. */
   private async release(): Promise<void> {
-    const { namespace, name } = this.o;
+    const { namespace, name } = this.options;
     try {
       const lease = await this.read();
       if (lease?.spec?.holderIdentity !== this.identity) return;
       const spec = { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1 };
       spec.renewTime = microTime(this.clock());
-      await this.o.api.replace(leasesPath(namespace, name), { ...lease, spec });
+      await this.options.api.replace(leasesPath(namespace, name), { ...lease, spec });
     } catch (err) {
-      this.o.logger.log('warn', 'lease release failed', {
+      this.options.logger.log('warn', 'lease release failed', {
         lease: name,
         error: apiErrorMessage(err),
       });
@@ -208,22 +210,25 @@ export class LeaderElector {
 
   private startLeading(): void {
     this.leading = true;
-    this.o.logger.log('info', 'started leading', { lease: this.o.name, identity: this.identity });
-    this.callback(this.o.onStartedLeading);
+    this.options.logger.log('info', 'started leading', {
+      lease: this.options.name,
+      identity: this.identity,
+    });
+    this.callback(this.options.onStartedLeading);
   }
 
   private stepDown(why: string): void {
     if (!this.leading) return;
     this.leading = false;
-    this.o.logger.log('info', 'stopped leading', { lease: this.o.name, reason: why });
-    this.callback(this.o.onStoppedLeading);
+    this.options.logger.log('info', 'stopped leading', { lease: this.options.name, reason: why });
+    this.callback(this.options.onStoppedLeading);
   }
 
   private callback(fn: () => void): void {
     try {
       fn();
     } catch (err) {
-      this.o.logger.log('error', 'leader callback failed', { error: apiErrorMessage(err) });
+      this.options.logger.log('error', 'leader callback failed', { error: apiErrorMessage(err) });
     }
   }
 }

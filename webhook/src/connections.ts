@@ -17,7 +17,9 @@ export class Connections {
   private readonly open = new Set<TLSSocket>();
   private readonly busy = new Map<TLSSocket, number>();
 
-  constructor(private readonly o: { max: number; silentMs: number; onEvicted?: () => void }) {}
+  constructor(
+    private readonly options: { max: number; silentMs: number; onEvicted?: () => void },
+  ) {}
 
   get size(): number {
     return this.open.size;
@@ -43,10 +45,10 @@ export class Connections {
 
   private opened(socket: TLSSocket): void {
     // At the cap, the oldest idle connection makes room; with none idle, the new one is refused.
-    if (this.open.size >= this.o.max) {
+    if (this.open.size >= this.options.max) {
       const idle = [...this.open].find((s) => !this.busy.has(s));
       (idle ?? socket).destroy();
-      this.o.onEvicted?.();
+      this.options.onEvicted?.();
       if (!idle) return;
     }
     this.open.add(socket);
@@ -54,7 +56,7 @@ export class Connections {
     // handshake and then sends nothing would hold its socket for ever.
     const silent = setTimeout(() => {
       if (socket.bytesRead === 0) socket.destroy();
-    }, this.o.silentMs).unref();
+    }, this.options.silentMs).unref();
     socket.once('close', () => {
       this.open.delete(socket);
       this.busy.delete(socket);
