@@ -79,6 +79,22 @@ function candidate(store: LeaseStore, identity: string) {
   return { elector, events };
 }
 
+/** a starts first and leads; b starts a second later and follows. */
+async function aLeadsBFollows() {
+  const store = new LeaseStore();
+  const a = candidate(store, 'a');
+  const b = candidate(store, 'b');
+  a.elector.start();
+  await advance(SECOND);
+  b.elector.start();
+  await advance(SECOND);
+  return { store, a, b };
+}
+
+async function stopBoth(...cs: { elector: LeaderElector }[]): Promise<void> {
+  for (const c of cs) await c.elector.stop();
+}
+
 /** Moves the fake clock, letting every promise the timers start settle on the way. */
 async function advance(ms: number, step = 100): Promise<void> {
   for (let t = 0; t < ms; t += step) await jest.advanceTimersByTimeAsync(step);
@@ -89,13 +105,7 @@ describe('LeaderElector', () => {
   afterEach(() => jest.useRealTimers());
 
   it('one leads, the other follows, and the leader renews every third of the lease', async () => {
-    const store = new LeaseStore();
-    const a = candidate(store, 'a');
-    const b = candidate(store, 'b');
-    a.elector.start();
-    await advance(SECOND);
-    b.elector.start();
-    await advance(SECOND);
+    const { store, a, b } = await aLeadsBFollows();
     expect([a.elector.isLeader, b.elector.isLeader]).toEqual([true, false]);
     const before = store.writes;
     await advance(60 * SECOND);
@@ -103,18 +113,11 @@ describe('LeaderElector', () => {
     expect(store.writes - before).toBe(12);
     expect(store.holder).toBe('a');
     expect(b.events).toEqual([]);
-    await a.elector.stop();
-    await b.elector.stop();
+    await stopBoth(a, b);
   });
 
   it('a leader cut off from the API server stops leading before its Lease expires, then another leads', async () => {
-    const store = new LeaseStore();
-    const a = candidate(store, 'a');
-    const b = candidate(store, 'b');
-    a.elector.start();
-    await advance(SECOND);
-    b.elector.start();
-    await advance(SECOND);
+    const { store, a, b } = await aLeadsBFollows();
     store.cutOff.add('a');
     const cutAt = Date.now();
     let aLostAt: number | undefined;
@@ -134,18 +137,12 @@ describe('LeaderElector', () => {
     expect(store.holder).toBe('b');
     expect(a.events).toEqual(['started', 'stopped']);
     expect(b.events).toEqual(['started']);
-    await a.elector.stop();
-    await b.elector.stop();
+    await stopBoth(a, b);
   });
 
   it('a leader that stops releases the Lease, and the follower leads within a retry period', async () => {
-    const store = new LeaseStore();
-    const a = candidate(store, 'a');
-    const b = candidate(store, 'b');
-    a.elector.start();
-    await advance(SECOND);
-    b.elector.start();
-    await advance(10 * SECOND);
+    const { store, a, b } = await aLeadsBFollows();
+    await advance(9 * SECOND);
     const stoppedAt = Date.now();
     await a.elector.stop();
     expect(a.events).toEqual(['started', 'stopped']);
@@ -167,7 +164,6 @@ describe('LeaderElector', () => {
     expect(leaders).toHaveLength(1);
     expect(store.holder).toBe(leaders[0]?.elector.identity);
     expect([...a.events, ...b.events]).toEqual(['started']);
-    await a.elector.stop();
-    await b.elector.stop();
+    await stopBoth(a, b);
   });
 });
