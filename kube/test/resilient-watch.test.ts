@@ -1,0 +1,213 @@
+// ResilientWatch against a fake clock (jest's fake timers drive its back-off, its re-lists and
+// the turn of the event loop it batches events in) and a collection kept in memory that answers
+// lists in pages and streams watch events the test pushes. The end-to-end suite
+// (e2e/test/watch.test.ts) runs it through a proxy in front of a real API server; these tests
+// take it through minutes of failures at once.
+
+import {
+  ApiError,
+  ResilientWatch,
+  type KubeApi,
+  type Keyed,
+  type RestartReason,
+  type WatchDelta,
+} from '../src';
+
+interface Item extends Keyed {
+  metadata: { name: string; resourceVersion: string };
+  data?: string;
+}
+
+interface Stream {
+  open: () => void;
+  event: (type: string, object: Record<string, unknown>) => void;
+  done: (err: Error | null) => void;
+}
+
+/** A collection on a fake API server: paged lists, and the watches open on it. */
+class Collection {
+  readonly items = new Map<string, Item>();
+  version = 0;
+  lists = 0;
+  /** While true, every list fails with a 503. */
+  down = false;
+  watches: Stream[] = [];
+
+  put(name: string, data = ''): Item {
+    const item = { metadata: { name, resourceVersion: String(++this.version) }, data };
+    this.items.set(name, item);
+    for (const w of this.watches) w.event('MODIFIED', item);
+    return item;
+  }
+
+  remove(name: string): void {
+    const item = this.items.get(name);
+    this.items.delete(name);
+    this.version += 1;
+    if (item)
+      for (const w of this.watches) w.event('DELETED', item as unknown as Record<string, unknown>);
+  }
+
+  /** Ends every open watch, as a dropped connection does. */
+  drop(err: Error | null): void {
+    const open = this.watches;
+    this.watches = [];
+    for (const w of open) w.done(err);
+  }
+
+  api(): KubeApi {
+    const api = {
+      get: (_path: string, query: { limit?: number; continue?: string }) => {
+        this.lists += 1;
+        if (this.down) return Promise.reject(new ApiError(503, '{}', 'list'));
+        const all = [...this.items.values()];
+        const from = Number(query.continue ?? 0);
+        const to = from + (query.limit ?? all.length);
+        return Promise.resolve({
+          items: structuredClone(all.slice(from, to)),
+          metadata: {
+            resourceVersion: String(this.version),
+            continue: to < all.length ? String(to) : undefined,
+          },
+        });
+      },
+      watch: (_path: string, _query: unknown, on: Stream) => {
+        this.watches.push(on);
+        queueMicrotask(on.open);
+        return () => (this.watches = this.watches.filter((w) => w !== on));
+      },
+    };
+    return api as unknown as KubeApi;
+  }
+}
+
+function watchOf(c: Collection, o: { resyncMs?: number } = {}) {
+  const deltas: WatchDelta<{ name: string; data?: string }>[] = [];
+  const restarts: RestartReason[] = [];
+  const watch = new ResilientWatch<{ metadata: Item['metadata']; name: string; data?: string }>({
+    api: c.api(),
+    path: '/api/v1/configmaps',
+    resource: 'configmaps',
+    pageSize: 2,
+    // Keeps the name and data, and the metadata the store needs.
+    transform: (o) => {
+      const item = o as unknown as Item;
+      return { metadata: item.metadata, name: item.metadata.name, data: item.data };
+    },
+    onDelta: (d) =>
+      deltas.push({
+        changed: d.changed.map(({ name, data }) => ({ name, data })),
+        deleted: d.deleted.map(({ name }) => ({ name })),
+      }),
+    onRestart: (r) => restarts.push(r),
+    logger: { log: () => undefined },
+    resyncMs: o.resyncMs,
+  });
+  return { watch, deltas, restarts };
+}
+
+async function advance(ms: number, step = 50): Promise<void> {
+  for (let t = 0; t < ms; t += step) await jest.advanceTimersByTimeAsync(step);
+}
+
+describe('ResilientWatch', () => {
+  beforeEach(() => jest.useFakeTimers({ now: Date.parse('2026-05-01T00:00:00Z') }));
+  afterEach(() => jest.useRealTimers());
+
+  it('lists in pages, then hands over each burst of events as one delta of what changed', async () => {
+    const c = new Collection();
+    for (const n of ['a', 'b', 'c']) c.put(n);
+    const { watch, deltas } = watchOf(c);
+    const started = watch.start();
+    await advance(100);
+    await started;
+    expect(c.lists).toBe(2); // pages of 2
+    expect(deltas).toEqual([
+      {
+        changed: [{ name: 'a' }, { name: 'b' }, { name: 'c' }].map((x) => ({ ...x, data: '' })),
+        deleted: [],
+      },
+    ]);
+    c.put('a', 'one');
+    c.put('a', 'two');
+    c.remove('b');
+    await advance(50);
+    // The two changes of a in one burst are one entry, as the store holds it now.
+    expect(deltas[1]).toEqual({ changed: [{ name: 'a', data: 'two' }], deleted: [{ name: 'b' }] });
+    expect([...watch.objects.keys()].sort()).toEqual(['a', 'c']);
+    await watch.stop();
+  });
+
+  it('after an error, re-lists with back-off and hands over what changed while it was down', async () => {
+    const c = new Collection();
+    c.put('a');
+    c.put('b');
+    const { watch, deltas, restarts } = watchOf(c);
+    const started = watch.start();
+    await advance(100);
+    await started;
+    c.drop(new Error('connection reset'));
+    c.down = true;
+    // Changes the watch cannot see: the re-list must find them.
+    c.put('a', 'changed');
+    c.remove('b');
+    c.put('new');
+    const listsBefore = c.lists;
+    await advance(60_000);
+    // Back-off from 0.5 s doubling to 30 s: a handful of attempts in a minute, not a busy loop.
+    const attempts = c.lists - listsBefore;
+    expect(attempts).toBeGreaterThanOrEqual(4);
+    expect(attempts).toBeLessThanOrEqual(9);
+    expect(restarts.every((r) => r === 'error')).toBe(true);
+    c.down = false;
+    await advance(31_000);
+    expect(deltas.at(-1)).toEqual({
+      changed: [
+        { name: 'a', data: 'changed' },
+        { name: 'new', data: '' },
+      ],
+      deleted: [{ name: 'b' }],
+    });
+    expect([...watch.objects.keys()].sort()).toEqual(['a', 'new']);
+    await watch.stop();
+  });
+
+  it('a watch the API server ends resumes without a list; 410 Gone re-lists at once', async () => {
+    const c = new Collection();
+    c.put('a');
+    const { watch, restarts } = watchOf(c);
+    const started = watch.start();
+    await advance(100);
+    await started;
+    c.put('a', 'x'); // an event, so the watch is not one that ended at once
+    await advance(2000);
+    const lists = c.lists;
+    c.drop(null); // the API server's periodic end of a watch
+    await advance(100);
+    expect(c.lists).toBe(lists);
+    expect(c.watches).toHaveLength(1);
+    expect(restarts).toEqual([]);
+    c.drop(new ApiError(410, '{}', 'watch'));
+    await advance(100);
+    expect(restarts).toEqual(['resync']);
+    expect(c.lists).toBe(lists + 1);
+    await watch.stop();
+  });
+
+  it('re-lists every resyncMs even when the watch looks healthy, and a re-list of nothing new hands over nothing', async () => {
+    const c = new Collection();
+    c.put('a');
+    const { watch, deltas, restarts } = watchOf(c, { resyncMs: 10_000 });
+    const started = watch.start();
+    await advance(100);
+    await started;
+    await advance(35_000);
+    expect(restarts).toEqual(['resync', 'resync', 'resync']);
+    // The first list's delta only: the re-lists found nothing changed.
+    expect(deltas.filter((d) => d.changed.length + d.deleted.length > 0)).toHaveLength(1);
+    await watch.stop();
+    const lists = c.lists;
+    await advance(30_000);
+    expect(c.lists).toBe(lists);
+  });
+});
