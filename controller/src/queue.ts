@@ -11,6 +11,7 @@ import {
   timer,
   type SchedulerLike,
 } from 'rxjs';
+import { backoffDelay, type BackoffOptions } from '@outrigger/kube';
 
 /**
  * What a reconcile returns: the key is settled, or it must be looked at again after a delay
@@ -44,15 +45,6 @@ export type ReconcileEvent = { key: string; durationMs: number } & (
 );
 
 export type ReconcileOutcome = ReconcileEvent['outcome'];
-
-export interface BackoffOptions {
-  /** Delay before the first retry. */
-  baseMs: number;
-  /** Longest delay, jitter included: the back-off doubles up to it. */
-  capMs: number;
-  /** Spread as a fraction: 0.2 draws each delay from ±20% around the exponential value. */
-  jitter: number;
-}
 
 export interface RateOptions {
   ratePerSecond: number;
@@ -97,20 +89,6 @@ export const QUEUE_DEFAULTS = {
   backoff: BackoffOptions;
   retryLimit: RateOptions;
 };
-
-/**
- * The wait before retry number `failures` (1 for the first): `baseMs` doubling per failure,
- * spread by jitter so keys that failed together do not retry together, never above `capMs`.
- */
-export function backoffDelay(
-  options: BackoffOptions & { failures: number; random: () => number },
-): number {
-  const { baseMs, capMs, jitter, failures, random } = options;
-  // 2 ** 1100 is Infinity, which Math.min turns into the cap: no overflow to guard.
-  const exponential = Math.min(capMs, baseMs * 2 ** Math.max(0, failures - 1));
-  const spread = exponential * (1 + jitter * (2 * random() - 1));
-  return Math.min(capMs, Math.max(0, spread));
-}
 
 /**
  * Token accounting in the style of golang.org/x/time/rate's Reserve: a token is always granted,

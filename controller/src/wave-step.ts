@@ -10,6 +10,7 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import {
   apiErrorMessage,
+  backoffDelay,
   isConflict,
   isRefusal,
   WORKLOAD_RESOURCES,
@@ -252,7 +253,13 @@ export class WaveStep {
     const { deps } = this;
     this.refusals += 1;
     const count = (deps.failures.get(key)?.count ?? 0) + 1;
-    const delayMs = Math.min(OWNER_BACKOFF_CAP_MS, OWNER_BACKOFF_BASE_MS * 2 ** (count - 1));
+    const delayMs = backoffDelay({
+      baseMs: OWNER_BACKOFF_BASE_MS,
+      capMs: OWNER_BACKOFF_CAP_MS,
+      jitter: 0,
+      failures: count,
+      random: Math.random,
+    });
     deps.failures.set(key, { count, untilMs: nowMs + delayMs });
     const message = apiErrorMessage(err);
     deps.metrics.writeFailures.inc({ resource: WORKLOAD_RESOURCES[w.kind] });

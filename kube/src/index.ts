@@ -3,6 +3,7 @@
 // HTTPS (api-client.ts, cluster-access.ts).
 
 export * from './api-client';
+export * from './backoff';
 export * from './cluster-access';
 export * from './kube';
 export * from './leader';

@@ -8,6 +8,7 @@
 
 import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import type { KubeApi } from './api-client';
+import { backoffDelay } from './backoff';
 import { httpStatus } from './errors';
 import type { KubeLogger } from './log';
 
@@ -55,8 +56,8 @@ export interface WatchOptions<T extends Keyed> {
   pageSize?: number;
 }
 
-const BASE_DELAY_MS = 500;
-const MAX_DELAY_MS = 30_000;
+/** A failed watch is tried again after 0.5 s, doubling to 30 s, each ±25 %. */
+const BACKOFF = { baseMs: 500, capMs: 30_000, jitter: 0.25, random: Math.random };
 const HEALTHY_AFTER_MS = 30_000;
 const PAGE_SIZE = 500;
 
@@ -271,11 +272,8 @@ export class ResilientWatch<T extends Keyed> {
     this.end?.();
     this.end = undefined;
     clearTimeout(this.timer);
-    const delay =
-      reason === 'resync'
-        ? 0
-        : Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** this.failures) * (0.5 + Math.random() / 2);
     if (reason === 'error') this.failures++;
+    const delay = reason === 'resync' ? 0 : backoffDelay({ ...BACKOFF, failures: this.failures });
     this.options.onRestart(reason);
     this.options.logger.log(reason === 'resync' ? 'debug' : 'warn', 'watch restarting', {
       resource: this.options.resource,
