@@ -17,6 +17,7 @@ import {
   configRevision,
   formatIssue,
   formatTime,
+  namespaceMeta,
   parseConfig,
   restartPatch,
   type KubeObject,
@@ -84,11 +85,7 @@ async function listNamespaces(c: Cluster, only: string | undefined): Promise<Nam
   const items = only
     ? [await c.core.readNamespace({ name: only })]
     : (await c.core.listNamespace()).items;
-  return items.map((n) => ({
-    name: n.metadata?.name ?? '',
-    labels: n.metadata?.labels ?? {},
-    annotations: n.metadata?.annotations ?? {},
-  }));
+  return items.map(namespaceMeta);
 }
 
 /**

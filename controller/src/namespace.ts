@@ -20,6 +20,7 @@ import {
   INJECT,
   INJECTION_LABEL,
   KUBERNETES_SYSTEM_NAMESPACES,
+  namespaceMeta,
   type NamespaceMeta,
 } from '@outrigger/shared';
 import { isConflict, type KubeApi } from '@outrigger/kube';
@@ -78,15 +79,6 @@ export function namespaceLabelPatch(
   const metadata: LabelPatch['metadata'] = { labels: { [INJECTION_LABEL]: want ?? null } };
   if (ns.resourceVersion) metadata.resourceVersion = ns.resourceVersion;
   return { metadata };
-}
-
-export function namespaceMeta(ns: V1Namespace): NamespaceMeta & { resourceVersion?: string } {
-  return {
-    name: ns.metadata?.name ?? '',
-    labels: ns.metadata?.labels ?? {},
-    annotations: ns.metadata?.annotations ?? {},
-    resourceVersion: ns.metadata?.resourceVersion,
-  };
 }
 
 export interface NamespaceReconcilerDeps {

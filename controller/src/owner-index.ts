@@ -21,9 +21,9 @@ import {
   type Quietness,
   type StampedKind,
   type Workload,
+  namespaceMeta,
 } from '@outrigger/shared';
 import type { ConfigInForce } from './config-map';
-import { namespaceMeta } from './namespace';
 import { countPods, noPods, podOwnerKey } from './pods';
 
 export type PodSet = 'escaped' | 'injected';

@@ -25,8 +25,8 @@ import {
   type OwnerInput,
   type StampedKind,
   type Workload,
+  namespaceMeta,
 } from '@outrigger/shared';
-import { namespaceMeta } from '../src/namespace';
 import { countPods } from '../src/pods';
 import { slimNamespace, slimPod, slimWorkload } from '../src/slim';
 

@@ -85,6 +85,18 @@ export interface NamespaceMeta {
   annotations?: Labels;
 }
 
+/** A Namespace's metadata as the core reads it, with the resourceVersion it was read at. */
+export function namespaceMeta(ns: {
+  metadata?: { name?: string; labels?: Labels; annotations?: Labels; resourceVersion?: string };
+}): NamespaceMeta & { resourceVersion?: string } {
+  return {
+    name: ns.metadata?.name ?? '',
+    labels: ns.metadata?.labels ?? {},
+    annotations: ns.metadata?.annotations ?? {},
+    resourceVersion: ns.metadata?.resourceVersion,
+  };
+}
+
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -4,7 +4,7 @@
 
 import type { V1Namespace } from '@kubernetes/client-node';
 import { KubeApi, ResilientWatch, loadClusterAccess } from '@outrigger/kube';
-import type { NamespaceMeta } from '@outrigger/shared';
+import { namespaceMeta, type NamespaceMeta } from '@outrigger/shared';
 import type { Logger } from './log';
 import type { WebhookMetrics } from './metrics';
 
@@ -21,14 +21,6 @@ export async function clusterSupportsNativeSidecars(api: KubeApi): Promise<boole
   const major = Number(info.major);
   const minor = Number.parseInt(info.minor, 10);
   return major > 1 || (major === 1 && minor >= 29);
-}
-
-function namespaceMeta(ns: V1Namespace): NamespaceMeta {
-  return {
-    name: ns.metadata?.name ?? '',
-    labels: ns.metadata?.labels ?? {},
-    annotations: ns.metadata?.annotations ?? {},
-  };
 }
 
 /** Every namespace's metadata, handed to `onChange` whole after each list and change. */
