@@ -4,13 +4,9 @@
 import { jsonLogger, type LogLevel, type Logger } from '@outrigger/kube';
 
 export type { Logger };
+export { silentLogger } from '@outrigger/kube';
 
 /** `write` replaces stderr (tests capture lines with it). */
 export function createLogger(level: LogLevel = 'info', write?: (line: string) => void): Logger {
   return jsonLogger({ level, component: 'outrigger-controller', write });
-}
-
-/** A logger that drops everything, for tests. */
-export function silentLogger(): Logger {
-  return jsonLogger({ level: 'error', component: 'test', write: () => undefined });
 }

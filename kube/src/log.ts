@@ -84,3 +84,8 @@ export function jsonLogger(o: {
     isDebugEnabled: () => threshold >= RANK.debug,
   };
 }
+
+/** A logger that drops everything, for tests. */
+export function silentLogger(): Logger {
+  return jsonLogger({ level: 'error', component: 'test', write: () => undefined });
+}

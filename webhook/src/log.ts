@@ -4,12 +4,8 @@
 import { jsonLogger, type LogLevel, type Logger } from '@outrigger/kube/without-api';
 
 export type { Logger };
+export { silentLogger } from '@outrigger/kube/without-api';
 
 export function createLogger(level: LogLevel = 'info', component = 'outrigger-webhook'): Logger {
   return jsonLogger({ level, component });
-}
-
-/** A logger that drops everything, for tests. */
-export function silentLogger(): Logger {
-  return jsonLogger({ level: 'error', component: 'test', write: () => undefined });
 }
