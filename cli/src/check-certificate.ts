@@ -13,6 +13,7 @@ const message = apiErrorMessage;
 
 const CERT_WARN_DAYS = 7;
 
+/** The certificate the webhook serves: from the wire when called by URL, else from its Secret. */
 async function servedCertificate(ctx: Ctx): Promise<{ cert: X509Certificate; host: string }> {
   const entry = ctx.webhook?.[0];
   const url = entry?.clientConfig.url;
@@ -83,5 +84,3 @@ export const certificateTrusted: Check = async (ctx) => {
     );
   return pass(`verified by the caBundle, for ${served.host}, ${Math.floor(days)} days left`);
 };
-
-/** The whole path: the API server must send a pod through the webhook and get it injected. */

@@ -142,7 +142,7 @@ const webhookConfigured: Check = async (ctx) => {
   return pass(`${ctx.webhook.length} entries, each with a caBundle`);
 };
 
-/** The certificate the webhook serves: from the wire when called by URL, else from its Secret. */
+/** The whole path: the API server must send a pod through the webhook and get it injected. */
 const webhookAnswering: Check = async ({ kc, probeNamespace }) => {
   let pod;
   try {

@@ -263,6 +263,7 @@ export class Controller {
     await queue?.stop();
     this.options.metrics.queueDepth.set(0);
     this.options.metrics.reconcilesRunning.set(0);
+    this.options.metrics.forgetWave();
   }
 
   /** Owners changed: the wave looks only when one it reads did (OwnerIndex.settle). */

@@ -176,6 +176,16 @@ export class ControllerMetrics {
     for (const state of OWNER_STATES) this.owners.set({ state }, counts.get(state) ?? 0);
   }
 
+  /**
+   * Forgets the wave's view (owners by state, stage, stop): only the leader plans, and a replica
+   * that stopped leading would otherwise report its last plan beside the new leader's.
+   */
+  forgetWave(): void {
+    this.owners.reset();
+    this.waveStage.reset();
+    this.waveStopped.set(0);
+  }
+
   setRevision(revision: string): void {
     this.configRevision.reset();
     this.configRevision.set({ revision }, 1);

@@ -37,11 +37,14 @@ export async function metricNames(port: number): Promise<Set<string>> {
 
 /**
  * Waits until the controller has caught up with what happened before this call. `nudge` makes a
- * change it watches on `resource` (as outrigger_controller_watch_events_total labels it); once
- * that event is counted, every earlier event of the same watch has reached the controller, and
- * once its queue is empty with no reconcile running, on two polls in a row (a watch delivers a
- * turn of the event loop after it counts), it has done all it was going to do about them. An
- * absence asserted after this is the controller's decision, not a write still to come.
+ * change it watches on `resource` (as outrigger_controller_watch_events_total labels it); once an
+ * event of that watch is counted after it (the nudge's own, unless another change on the same
+ * resource came first), every earlier event of the watch has reached the controller, and once its
+ * queue is empty with no reconcile running, on two polls in a row (a watch delivers a turn of the
+ * event loop after it counts), it has done all it was going to do about them. An absence asserted
+ * after this is the controller's decision, not a write still to come. The queue's depth counts
+ * delayed keys too: where a recheck is pending (a gate, a soak, a closed window, self-managed
+ * certificates) the queue is never empty and this fails at its deadline; use waveStepFinished.
  */
 export async function controllerCaughtUp(
   port: number,

@@ -56,7 +56,7 @@ export interface WatchOptions<T extends Keyed> {
   pageSize?: number;
 }
 
-/** A failed watch is tried again after 0.5 s, doubling to 30 s, each ±25 %. */
+/** A failed watch is tried again after 0.5 s, doubling, each ±25 %, at most 30 s (18 to 30 s). */
 const BACKOFF = { baseMs: 500, capMs: 30_000, jitter: 0.25, random: Math.random };
 const HEALTHY_AFTER_MS = 30_000;
 const PAGE_SIZE = 500;

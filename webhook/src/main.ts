@@ -92,7 +92,6 @@ function tlsSource(
   );
 }
 
-/** How often a component still waiting at start-up says what it waits for. */
 /**
  * Starts the probe server first, then waits (with /readyz false and progress in the log) for
  * the API, the configuration, the namespaces and the serving certificate, in whatever order
