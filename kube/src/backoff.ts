@@ -4,7 +4,7 @@
 export interface BackoffOptions {
   /** Delay before the first retry. */
   baseMs: number;
-  /** Longest delay, jitter included: the back-off doubles up to it. */
+  /** Longest delay, jitter included: the back-off doubles up to capMs / (1 + jitter). */
   capMs: number;
   /** Spread as a fraction: 0.2 draws each delay from ±20% around the exponential value. */
   jitter: number;

@@ -20,22 +20,22 @@ export function runMain(main: (argv: string[]) => Promise<number>): void {
  * flag error prints the error, and the usage unless the error already holds it, on stderr and
  * means exit 2. Gives the flags, or the exit code to return.
  */
-export function readCommandLine<F>(o: {
+export function readCommandLine<F>(command: {
   name: string;
   usage: string;
   argv: string[];
   parse: (argv: string[], env: NodeJS.ProcessEnv) => F;
 }): { flags: F } | { exit: number } {
-  if (helpRequested(o.argv)) {
-    process.stdout.write(`${o.usage}\n`);
+  if (helpRequested(command.argv)) {
+    process.stdout.write(`${command.usage}\n`);
     return { exit: 0 };
   }
   try {
-    return { flags: o.parse(o.argv, process.env) };
+    return { flags: command.parse(command.argv, process.env) };
   } catch (err) {
     if (!(err instanceof FlagError)) throw err;
-    const usage = err.message.includes('Usage') ? '' : `\n${o.usage}\n`;
-    process.stderr.write(`${o.name}: ${err.message}\n${usage}`);
+    const usage = err.message.includes('Usage') ? '' : `\n${command.usage}\n`;
+    process.stderr.write(`${command.name}: ${err.message}\n${usage}`);
     return { exit: 2 };
   }
 }
