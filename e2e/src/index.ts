@@ -4,6 +4,7 @@ export * from './admission-server';
 export * from './api-error';
 export * from './apply';
 export * from './build';
+export * from './cli';
 export * from './chaos';
 export * from './cluster';
 export * from './disrupt';

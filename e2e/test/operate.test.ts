@@ -21,8 +21,9 @@ import {
   connect,
   deploymentYaml,
   done,
-  kubeconfigPath,
+  cliFlags,
   makeServingCert,
+  outriggerCli,
   pending,
   repoRoot,
   stopAllProcesses,
@@ -34,7 +35,6 @@ import {
 } from '../src';
 
 const run = promisify(execFile);
-const CLI = path.join(repoRoot, 'cli', 'bin', 'outrigger.js');
 
 const configYaml = (step: number) =>
   `proxy:\n  env:\n    - name: E2E_STEP\n      value: "${step}"\nrollout:\n  mode: manual\n`;
@@ -71,24 +71,7 @@ afterAll(async () => {
   await cluster.close();
 });
 
-const cliFlags = () => [
-  '--kubeconfig',
-  kubeconfigPath(),
-  '--config-map',
-  `${install.system}/${CONFIG_MAP_NAME}`,
-];
-
-async function outrigger(
-  ...args: string[]
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args, ...cliFlags()]);
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
-}
+const outrigger = (...args: string[]) => outriggerCli(install, ...args);
 
 interface Row {
   name: string;
@@ -242,7 +225,7 @@ describe('outrigger status, restart and resume', () => {
     ];
     const { stdout } = await run(
       toolBin('kubectl'),
-      ['outrigger', 'status', '-n', ns, '-o', 'json', ...cliFlags()],
+      ['outrigger', 'status', '-n', ns, '-o', 'json', ...cliFlags(install)],
       { env: { ...process.env, PATH: PATH.join(path.delimiter) } },
     );
     expect(JSON.parse(stdout)).toEqual(
