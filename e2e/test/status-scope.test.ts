@@ -7,18 +7,8 @@
 // stamps the Deployments, the namespaces carry the opt-in label the controller would give them,
 // and pods escape while the webhook is stopped.
 
-import { execFile } from 'node:child_process';
-import * as path from 'node:path';
-import { promisify } from 'node:util';
 import type { V1Pod } from '@kubernetes/client-node';
-import {
-  CONFIG_MAP_NAME,
-  ENABLED,
-  INJECTION_LABEL,
-  REVISION,
-  SKIPPED,
-  STAMPED,
-} from '@outrigger/shared';
+import { ENABLED, INJECTION_LABEL, REVISION, SKIPPED, STAMPED } from '@outrigger/shared';
 import {
   MERGE_PATCH,
   apply,
@@ -26,23 +16,23 @@ import {
   connect,
   deploymentYaml,
   done,
-  kubeconfigPath,
+  outriggerCli,
   pending,
-  repoRoot,
   stopAllProcesses,
   TestInstall,
   waitFor,
   type Cluster,
 } from '../src';
 
-const run = promisify(execFile);
-const CLI = path.join(repoRoot, 'cli', 'bin', 'outrigger.js');
-
 const cluster: Cluster = connect();
 const install = new TestInstall(cluster, {
   configYaml: 'rollout:\n  maxConcurrent: 1\n  canary:\n    count: 0\n',
 });
-/** Sorts before `here`: the planner takes owners in namespace order, so its heal comes first. */
+/**
+ * Sorts before `here`: the planner takes owners in namespace order, so its heal comes first. Both
+ * start with a digit so they sort before any other suite's namespaces, whose owners (still there
+ * while those namespaces terminate) would otherwise take the slot first.
+ */
 let elsewhere = '';
 let here = '';
 
@@ -55,17 +45,8 @@ interface Row {
 }
 
 async function rows(...scope: string[]): Promise<Row[]> {
-  const { stdout } = await run(process.execPath, [
-    CLI,
-    'status',
-    ...scope,
-    '-o',
-    'json',
-    '--kubeconfig',
-    kubeconfigPath(),
-    '--config-map',
-    `${install.system}/${CONFIG_MAP_NAME}`,
-  ]);
+  const { code, stdout, stderr } = await outriggerCli(install, 'status', ...scope, '-o', 'json');
+  if (code !== 0) throw new Error(`outrigger status exited ${code}: ${stderr}`);
   return (JSON.parse(stdout) as { rows: Row[] }).rows;
 }
 
@@ -82,8 +63,8 @@ beforeAll(async () => {
   await Promise.all(['webhook', 'cli'].map((w) => buildWorkspace(w)));
   await install.setup();
   const optedIn = { optedIn: true, labels: { [INJECTION_LABEL]: ENABLED } };
-  elsewhere = await install.newNamespace('scope-a-elsewhere', optedIn);
-  here = await install.newNamespace('scope-b-here', optedIn);
+  elsewhere = await install.newNamespace('0-scope-a-elsewhere', optedIn);
+  here = await install.newNamespace('0-scope-b-here', optedIn);
   for (const namespace of [elsewhere, here])
     await apply(cluster, deploymentYaml('app'), { namespace });
   await waitFor('one injected pod in each namespace', async () => {
