@@ -88,6 +88,16 @@ describe('the PodMonitor', () => {
     expect((await render()).filter((m) => m.kind === 'PodMonitor')).toEqual([]);
   });
 
+  it('refuses an interval that is no duration and labels that are no map, naming the value', async () => {
+    const on = 'monitoring.podMonitor.enabled=true';
+    await expect(render(on, 'monitoring.podMonitor.interval=30')).rejects.toThrow(
+      /monitoring.podMonitor.interval must be a duration such as 30s or 1m; got "30"/,
+    );
+    await expect(render(on, 'monitoring.podMonitor.labels=prometheus')).rejects.toThrow(
+      /monitoring.podMonitor.labels must be a map of labels/,
+    );
+  });
+
   it("renders with the value on and selects both components' metrics port", async () => {
     const objects = await render(
       'monitoring.podMonitor.enabled=true',

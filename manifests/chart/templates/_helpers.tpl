@@ -64,6 +64,14 @@ seccompProfile:
 {{- if lt (int .Values.controller.heapLimitMiB) 64 }}
 {{- fail (printf "controller.heapLimitMiB must be a whole number of MiB, at least 64 and about half the memory limit (default 160); got %v" .Values.controller.heapLimitMiB) }}
 {{- end }}
+{{- with .Values.monitoring.podMonitor }}
+{{- if not (regexMatch "^[0-9]+(ms|s|m|h)$" (toString .interval)) }}
+{{- fail (printf "monitoring.podMonitor.interval must be a duration such as 30s or 1m; got %q" (toString .interval)) }}
+{{- end }}
+{{- if not (kindIs "map" .labels) }}
+{{- fail (printf "monitoring.podMonitor.labels must be a map of labels, such as {release: kube-prometheus-stack}; got %q" (toString .labels)) }}
+{{- end }}
+{{- end }}
 {{- if and (eq .Values.certificates.mode "external") (not .Values.certificates.caBundle) }}
 {{- fail "certificates.mode=external needs certificates.caBundle: the CA (base64 PEM) that signed the certificate in Secret outrigger-webhook-tls" }}
 {{- end }}
