@@ -7,11 +7,9 @@
 // ends on the new revision with exactly one new ReplicaSet, no replica went more than 2 s
 // without answering /healthz (probed from a worker thread), and no replica exited by itself.
 
-import { CoordinationV1Api, type V1Deployment, type V1ReplicaSet } from '@kubernetes/client-node';
+import { CoordinationV1Api, type V1Deployment } from '@kubernetes/client-node';
 import {
-  COMPLETED_REVISION,
   CONFIG_MAP_NAME,
-  CONFIG_REVISION,
   REVISION,
   RESTARTED_REVISION,
   WAVE_STOPPED,
@@ -19,6 +17,7 @@ import {
   mustParseConfig,
 } from '@outrigger/shared';
 import { apply, remove } from './apply';
+import type { CycleFigures } from './chaos-summary';
 import type { Cluster } from './cluster';
 import type { LocalApiServer, ApiServerRestart } from './disrupt';
 import { deploymentYaml } from './fixtures';
@@ -26,8 +25,9 @@ import { HealthWatch, type TargetHealth } from './health-watch';
 import { TestInstall, type ControllerProcess } from './install';
 import { metricSamples, metricSum } from './metrics';
 import { describeExit } from './process';
+import { behind, noteCompletion, templateRevision } from './owner-progress';
 import { refusingPolicy, waitForDryRun } from './refusals';
-import { deploymentRolloutStatus } from './rollout';
+import { seededRandom } from './seeded-random';
 import { done, pending, waitFor } from './wait';
 
 const DEPLOYMENT_REVISION = 'deployment.kubernetes.io/revision';
@@ -51,37 +51,6 @@ export interface ChaosOptions {
   log: (line: string) => void;
 }
 
-export interface CycleFigures {
-  cycle: number;
-  revision: string;
-  seconds: number;
-  /** Per owner: new ReplicaSets this cycle (the Deployment's revision number moved by). */
-  restarts: Record<string, number>;
-  killedLeader: string;
-  /** From the leader's SIGKILL until a replica leads again. */
-  handoverMs: number;
-  /** The Lease's leaseTransitions during the cycle. */
-  leaderChanges: number;
-  apiServerRestart: ApiServerRestart | undefined;
-  freezeMs: number;
-  /** The longest time from an owner's rollout complete to the controller recording it. */
-  recordLagMs: number;
-  /** Every property that failed, in words; empty when the cycle passed. */
-  violations: string[];
-}
-
-/** A small seeded generator (mulberry32): the same seed makes the same choices. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Two slots, deadlines far beyond a cycle, no canary stage: only a defect may stop the wave. */
@@ -95,34 +64,6 @@ export function chaosConfigYaml(cycle: number): string {
 const revisionOf = (yaml: string): string => makeSnapshot(mustParseConfig(yaml)).revision;
 const deploymentRevision = (o: { metadata?: { annotations?: Record<string, string> } }) =>
   Number(o.metadata?.annotations?.[DEPLOYMENT_REVISION] ?? 0);
-const templateRevision = (o: V1Deployment | V1ReplicaSet): string | undefined =>
-  o.spec?.template?.metadata?.annotations?.[CONFIG_REVISION];
-
-/** Why an owner is not yet on `revision` and complete, or undefined when it is. */
-function behind(d: V1Deployment, revision: string): string | undefined {
-  const name = d.metadata?.name ?? '?';
-  if (templateRevision(d) !== revision) return `${name}: template at ${templateRevision(d)}`;
-  if (d.metadata?.annotations?.[RESTARTED_REVISION] !== revision) return `${name}: not restarted`;
-  if (deploymentRolloutStatus(d).outcome !== 'done') return `${name}: rolling`;
-  if (d.metadata?.labels?.[COMPLETED_REVISION] !== revision) return `${name}: not recorded`;
-  return undefined;
-}
-
-/** When the loop first saw an owner's rollout to `revision` complete, and its record of it. */
-function noteCompletion(
-  d: V1Deployment,
-  revision: string,
-  seen: { now: number; complete: Map<string, number>; recorded: Map<string, number> },
-): void {
-  const name = d.metadata?.name ?? '';
-  // Complete at the revision: nothing behind, or only the controller's record of it.
-  const why = behind(d, revision);
-  if (why !== undefined && !why.endsWith(': not recorded')) return;
-  if (!seen.complete.has(name)) seen.complete.set(name, seen.now);
-  if (d.metadata?.labels?.[COMPLETED_REVISION] === revision && !seen.recorded.has(name)) {
-    seen.recorded.set(name, seen.now);
-  }
-}
 
 interface Replica {
   name: string;
@@ -145,10 +86,13 @@ export class ChaosLoop {
   owners: string[] = [];
   private cycle = 0;
 
-  constructor(private readonly o: ChaosOptions) {
-    this.install = new TestInstall(o.cluster, { configYaml: chaosConfigYaml(0), prefix: 'chaos' });
-    this.random = seededRandom(o.seed);
-    this.coordination = o.cluster.kubeConfig.makeApiClient(CoordinationV1Api);
+  constructor(private readonly options: ChaosOptions) {
+    this.install = new TestInstall(options.cluster, {
+      configYaml: chaosConfigYaml(0),
+      prefix: 'chaos',
+    });
+    this.random = seededRandom(options.seed);
+    this.coordination = options.cluster.kubeConfig.makeApiClient(CoordinationV1Api);
   }
 
   /** The install, the owners rolled out at the first revision, two replicas and their probes. */
@@ -156,11 +100,11 @@ export class ChaosLoop {
     const { install } = this;
     await install.setup();
     this.namespace = await install.newNamespace('chaos-owners', { optedIn: true });
-    const others = Array.from({ length: this.o.owners ?? 5 }, (_, i) => `owner-${i}`);
+    const others = Array.from({ length: this.options.owners ?? 5 }, (_, i) => `owner-${i}`);
     this.owners = [REFUSED_OWNER, ...others];
-    const spec = { minReadySeconds: this.o.minReadySeconds ?? 8 };
+    const spec = { minReadySeconds: this.options.minReadySeconds ?? 8 };
     const yaml = this.owners.map((name) => deploymentYaml(name, { spec })).join('---\n');
-    await apply(this.o.cluster, yaml, { namespace: this.namespace });
+    await apply(this.options.cluster, yaml, { namespace: this.namespace });
     for (let i = 0; i < 2; i++) await this.startReplica();
     await this.waitForOwners(revisionOf(chaosConfigYaml(0)), 'the owners rolled out at first');
   }
@@ -189,7 +133,7 @@ export class ChaosLoop {
 
   private async deployments(): Promise<V1Deployment[]> {
     const list = await this.retrying('the owners', () =>
-      this.o.cluster.apps.listNamespacedDeployment({ namespace: this.namespace }),
+      this.options.cluster.apps.listNamespacedDeployment({ namespace: this.namespace }),
     );
     return list.items;
   }
@@ -207,7 +151,7 @@ export class ChaosLoop {
    * polls it, every 500 ms) and the controller recording it: a watch gone silent shows there.
    */
   private async waitForOwners(revision: string, what: string): Promise<number> {
-    const { cluster } = this.o;
+    const { cluster } = this.options;
     const complete = new Map<string, number>();
     const recorded = new Map<string, number>();
     await waitFor(
@@ -275,28 +219,28 @@ export class ChaosLoop {
     const killedAt = performance.now();
     await leader.controller.process.kill();
     this.replicas = this.replicas.filter((r) => r !== leader);
-    this.o.log(`  killed the leader ${leader.name} (SIGKILL)`);
+    this.options.log(`  killed the leader ${leader.name} (SIGKILL)`);
     await this.startReplica();
     const next = await this.leader();
     const handoverMs = performance.now() - killedAt;
-    this.o.log(`  ${next.name} leads, ${(handoverMs / 1000).toFixed(1)} s after the kill`);
+    this.options.log(`  ${next.name} leads, ${(handoverMs / 1000).toFixed(1)} s after the kill`);
     return { name: leader.name, handoverMs };
   }
 
   /** Restarts and freezes the API server, in a seeded order; returns what was done. */
   private async disturbApiServer(): Promise<{ restart?: ApiServerRestart; freezeMs: number }> {
-    const server = this.o.apiServer;
+    const server = this.options.apiServer;
     if (!server) return { freezeMs: 0 };
     const freezeMs = 2000 + Math.round(this.random() * 3000);
     const signal = this.random() < 0.5 ? 'TERM' : 'KILL';
     const freezeFirst = this.random() < 0.5;
     const freeze = async () => {
       await server.freeze(freezeMs);
-      this.o.log(`  froze the API server for ${freezeMs} ms`);
+      this.options.log(`  froze the API server for ${freezeMs} ms`);
     };
     if (freezeFirst) await freeze();
     const restart = await server.restart({ downMs: 2000, signal });
-    this.o.log(
+    this.options.log(
       `  restarted the API server (SIG${signal}): stopped in ${restart.stoppedMs} ms, down 2 s, ready ${restart.readyMs} ms after its start`,
     );
     if (!freezeFirst) await freeze();
@@ -312,7 +256,7 @@ export class ChaosLoop {
   /** The owner's ReplicaSets whose template carries `revision`. */
   private async replicaSetsAt(owner: string, revision: string): Promise<number> {
     const { items } = await this.retrying('the ReplicaSets', () =>
-      this.o.cluster.apps.listNamespacedReplicaSet({
+      this.options.cluster.apps.listNamespacedReplicaSet({
         namespace: this.namespace,
         labelSelector: `app=${owner}`,
       }),
@@ -322,7 +266,7 @@ export class ChaosLoop {
 
   /** A RestartFailed Event on the refused owner carrying this cycle's message. */
   private async refusedThisCycle(message: string): Promise<boolean> {
-    const { items } = await this.o.cluster.core.listNamespacedEvent({
+    const { items } = await this.options.cluster.core.listNamespacedEvent({
       namespace: this.namespace,
       fieldSelector: `involvedObject.name=${REFUSED_OWNER},reason=RestartFailed`,
     });
@@ -364,7 +308,7 @@ export class ChaosLoop {
       );
     }
     const cm = await this.retrying('the ConfigMap', () =>
-      this.o.cluster.core.readNamespacedConfigMap({
+      this.options.cluster.core.readNamespacedConfigMap({
         namespace: this.install.system,
         name: CONFIG_MAP_NAME,
       }),
@@ -379,7 +323,7 @@ export class ChaosLoop {
   async runCycle(): Promise<CycleFigures> {
     this.cycle += 1;
     const cycle = this.cycle;
-    const { cluster, log } = this.o;
+    const { cluster, log } = this.options;
     const began = performance.now();
     const before = await this.revisionNumbers();
     const transitionsBefore = await this.leaseTransitions();
@@ -451,45 +395,4 @@ export class ChaosLoop {
     for (const r of this.replicas) this.killed.add(r.controller);
     await this.install.teardown();
   }
-}
-
-/** The figures of a run, as make chaos prints them. */
-export function chaosSummary(cycles: CycleFigures[], probes: TargetHealth[]): string {
-  const lines: string[] = [];
-  const restarts = cycles.flatMap((c) => Object.values(c.restarts));
-  const counts = new Map<number, number>();
-  for (const n of restarts) counts.set(n, (counts.get(n) ?? 0) + 1);
-  const apiRestarts = cycles.filter((c) => c.apiServerRestart).length;
-  const ms = (n: number) => `${Math.round(n)} ms`;
-  if (cycles.length === 0) return `cycles: 0\n${probeLines(probes).join('\n')}`;
-  lines.push(
-    `cycles finished: ${cycles.length}, failed: ${cycles.filter((c) => c.violations.length).length}`,
-  );
-  const each = [...counts].map(([n, k]) => `${n} for ${k}`).join(', ') || 'none';
-  lines.push(
-    `restarts (new ReplicaSets) per owner per revision: ${each} of ${restarts.length} (owner, revision) pairs`,
-  );
-  lines.push(
-    `leader kills: ${cycles.length}; leader changes (Lease transitions): ${cycles.reduce((s, c) => s + c.leaderChanges, 0)}; handover ${ms(Math.min(...cycles.map((c) => c.handoverMs)))} to ${ms(Math.max(...cycles.map((c) => c.handoverMs)))}`,
-  );
-  const readies = cycles.flatMap((c) => (c.apiServerRestart ? [c.apiServerRestart.readyMs] : []));
-  lines.push(
-    apiRestarts === 0
-      ? 'API server restarts: 0 (skipped)'
-      : `API server restarts in them: ${apiRestarts} (${cycles.filter((c) => c.apiServerRestart?.signal === 'KILL').length} by SIGKILL), down 2 s each, ready ${ms(Math.min(...readies))} to ${ms(Math.max(...readies))} after start; freezes: ${cycles.filter((c) => c.freezeMs > 0).length} of ${ms(Math.min(...cycles.map((c) => c.freezeMs)))} to ${ms(Math.max(...cycles.map((c) => c.freezeMs)))}`,
-  );
-  lines.push(
-    `longest time from an owner's rollout complete to the controller recording it: ${ms(Math.max(...cycles.map((c) => c.recordLagMs)))} (polled every 500 ms)`,
-  );
-  return [...lines, ...probeLines(probes)].join('\n');
-}
-
-function probeLines(probes: TargetHealth[]): string[] {
-  return [
-    'longest time without an answer to /healthz, per replica:',
-    ...probes.map(
-      (p) =>
-        `  ${p.name.padEnd(22)} ${`${p.longestGapMs} ms`.padStart(8)}  (${p.answered} of ${p.probes} probes answered${p.probing ? '' : ', then killed'})`,
-    ),
-  ];
 }

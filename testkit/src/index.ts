@@ -1,0 +1,4 @@
+// What the tests and benchmarks of every workspace share. Never imported by a component.
+
+export * from './serving-cert';
+export * from './shipped';
