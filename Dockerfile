@@ -13,6 +13,7 @@ COPY kube/package.json kube/
 COPY webhook/package.json webhook/
 COPY controller/package.json controller/
 COPY cli/package.json cli/
+COPY testkit/package.json testkit/
 COPY e2e/package.json e2e/
 # --ignore-scripts: the dev dependency `node` would download a second Node.js in its
 # preinstall; the image's own Node.js builds and runs everything.
@@ -20,6 +21,8 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.base.json ./
 COPY shared/ shared/
 COPY kube/ kube/
+# The tests' kit (its tests are ignored): the webhook's project references it.
+COPY testkit/ testkit/
 COPY webhook/ webhook/
 COPY controller/ controller/
 COPY cli/ cli/

@@ -31,7 +31,7 @@ lint: typecheck
 test: lint test-unit e2e
 
 test-unit:
-	npx jest --selectProjects shared kube webhook controller cli --passWithNoTests
+	npx jest --selectProjects shared kube testkit webhook controller cli --passWithNoTests
 
 e2e:
 	npx jest -c e2e/jest.config.js --runInBand

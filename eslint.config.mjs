@@ -1,5 +1,5 @@
-// Lint: typescript-eslint with type information, plus the size and complexity limits of
-// DESIGN section 7 (small pieces, no any, no floating promises).
+// Lint: typescript-eslint with type information, plus the limits we keep on size and
+// complexity (small pieces, no any, no floating promises).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 

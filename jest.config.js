@@ -2,7 +2,7 @@
 const preset = require('./jest.preset.js');
 
 module.exports = {
-  projects: ['shared', 'kube', 'webhook', 'controller', 'cli'].map((w) =>
+  projects: ['shared', 'kube', 'testkit', 'webhook', 'controller', 'cli'].map((w) =>
     preset(`${__dirname}/${w}`),
   ),
 };

@@ -32,6 +32,7 @@ module.exports = function preset(dir) {
     moduleNameMapper: {
       '^@outrigger/shared$': path.join(__dirname, 'shared/src/index.ts'),
       '^@outrigger/kube$': path.join(__dirname, 'kube/src/index.ts'),
+      '^@outrigger/testkit$': path.join(__dirname, 'testkit/src/index.ts'),
       '^@outrigger/kube/without-api$': path.join(__dirname, 'kube/src/without-api.ts'),
     },
   };

@@ -22,6 +22,7 @@ import {
   makeSnapshot,
   mustParseConfig,
 } from '@outrigger/shared';
+import { shippedEnv } from '@outrigger/testkit';
 import {
   connect,
   cpuSeconds,
@@ -30,7 +31,6 @@ import {
   metricSamples,
   metricSum,
   pending,
-  shippedEnv,
   stopAllProcesses,
   TestInstall,
   waitFor,

@@ -367,7 +367,7 @@ outrigger_inputs() {
     image_id "${BASE_REF}"
     git ls-files -z --cached --others --exclude-standard -- \
       Dockerfile .dockerignore package.json package-lock.json tsconfig.base.json \
-      shared kube webhook controller cli e2e/package.json |
+      shared kube testkit webhook controller cli e2e/package.json |
       grep -zvE '(^|/)(test|bench|testdata|node_modules|dist)/|\.md$' |
       sort -z | xargs -0 -r sha256sum 2>/dev/null || true
   ) | hash_of

@@ -26,6 +26,7 @@ import {
   WEBHOOK_CONFIGURATION_NAME,
   WEBHOOK_SERVICE_ACCOUNT,
 } from '@outrigger/shared';
+import { installYamlPath } from '@outrigger/testkit';
 import { apply, parseManifests, remove, type Manifest } from './apply';
 import { MERGE_PATCH, type Cluster } from './cluster';
 import { webhookHost } from './environment';
@@ -56,25 +57,7 @@ export interface WebhookConfigurationOptions {
 
 /** manifests/install.yaml, rendered from the Helm chart: what ships, and what is tested. */
 export function installManifests(): Manifest[] {
-  return parseManifests(readFileSync(path.join(repoRoot, 'manifests', 'install.yaml'), 'utf8'));
-}
-
-/**
- * The environment manifests/install.yaml gives a container of Outrigger's Deployments (its V8
- * and malloc settings), so that a benchmark runs the binary as the chart does.
- */
-export function shippedEnv(container: 'controller' | 'webhook'): Record<string, string> {
-  for (const m of installManifests()) {
-    if (m.kind !== 'Deployment') continue;
-    const spec = (m as { spec?: { template?: { spec?: { containers?: unknown[] } } } }).spec;
-    const containers = (spec?.template?.spec?.containers ?? []) as {
-      name: string;
-      env?: { name: string; value?: string }[];
-    }[];
-    const found = containers.find((c) => c.name === container);
-    if (found) return Object.fromEntries((found.env ?? []).map((e) => [e.name, e.value ?? '']));
-  }
-  throw new Error(`manifests/install.yaml has no ${container} container`);
+  return parseManifests(readFileSync(installYamlPath(), 'utf8'));
 }
 
 type Selector = { matchExpressions?: { key: string; operator: string; values?: string[] }[] };

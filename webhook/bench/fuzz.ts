@@ -4,6 +4,7 @@
 // and at rest afterwards, and /healthz latency during the run.
 
 import { setPriority } from 'node:os';
+import { shippedMemoryLimitMiB } from '@outrigger/testkit';
 import { mixCase, Random, realisticCase } from '../test/fuzz-cases';
 import {
   HealthProber,
@@ -12,7 +13,6 @@ import {
   rssMiB,
   rssSplitMiB,
   runMix,
-  shippedMemoryLimitMiB,
   slowBody,
   slowHeaders,
   startFuzzTarget,
@@ -150,7 +150,7 @@ async function measure(target: Target) {
         peak: Math.round(Math.max(mix.peakRssMiB, warm.peakRssMiB)),
         atRest: Math.round(restRss),
         growth: Math.round(restRss - warmRss),
-        chartLimit: shippedMemoryLimitMiB(),
+        chartLimit: shippedMemoryLimitMiB('webhook'),
         anonymousAndFile: { afterWarmUp: warmSplit, atRest: restSplit },
       },
       mainThreadMiB: { afterWarmUp: warmHeap, atRest: await heapMiB(target.metricsPort) },

@@ -11,9 +11,10 @@ import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { rssMiB, shippedEnv } from '../test/fuzz-harness';
+import { makeServingCert, shippedEnv } from '@outrigger/testkit';
+import { rssMiB } from '../test/fuzz-harness';
 import { realisticReview } from '../test/realistic-review';
-import { HAVE_CORPUS, corpusPods, makeCert, review } from '../test/support';
+import { HAVE_CORPUS, corpusPods, review } from '../test/support';
 
 const ROOT = join(__dirname, '..', '..', '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -215,7 +216,7 @@ interface Server {
 }
 
 function webhookEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env, ...shippedEnv() };
+  const env = { ...process.env, ...shippedEnv('webhook') };
   const tried = process.env.BENCH_NODE_OPTIONS;
   return tried === undefined ? env : { ...env, NODE_OPTIONS: tried };
 }
@@ -223,7 +224,8 @@ function webhookEnv(): NodeJS.ProcessEnv {
 /** The two servers: the bare one with Node's defaults, the webhook as the chart starts it. */
 function servers(): { ca: string; list: Server[] } {
   const dir = mkdtempSync(join(tmpdir(), 'outrigger-bench-'));
-  const { cert, key, certPem: ca } = makeCert(dir, 'bench');
+  const made = makeServingCert({ dir, name: 'bench' });
+  const [cert, key, ca] = [made.certFile, made.keyFile, made.caPem];
   // prettier-ignore
   const webhookArgs = [
     process.env.BENCH_WEBHOOK_BIN ?? join(ROOT, 'webhook', 'bin', 'outrigger-webhook.js'),

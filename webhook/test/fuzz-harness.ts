@@ -10,9 +10,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { connect, type TLSSocket } from 'node:tls';
 import { Worker } from 'node:worker_threads';
-import { parseAllDocuments } from 'yaml';
 import type { FuzzCase } from './fuzz-cases';
-import { makeCert } from './support';
+import { makeServingCert, shippedEnv } from '@outrigger/testkit';
 
 /** The binary, from the sources (jest) or from dist/ (the compiled `make fuzz`). */
 const BIN =
@@ -34,47 +33,9 @@ export interface RunningWebhook {
   stop: () => Promise<number | null>;
 }
 
-const INSTALL_YAML = [join(__dirname, '..', '..'), join(__dirname, '..', '..', '..')]
-  .map((root) => join(root, 'manifests', 'install.yaml'))
-  .find((file) => existsSync(file));
-
-interface ShippedContainer {
-  name: string;
-  env?: { name: string; value: string }[];
-  resources?: { limits?: { memory?: string } };
-}
-
-/** The webhook container as the shipped manifests run it. */
-function shippedContainer(): ShippedContainer {
-  if (!INSTALL_YAML) throw new Error('manifests/install.yaml not found');
-  for (const doc of parseAllDocuments(readFileSync(INSTALL_YAML, 'utf8'))) {
-    const o = doc.toJS() as {
-      kind?: string;
-      spec?: { template?: { spec?: { containers?: ShippedContainer[] } } };
-    } | null;
-    if (o?.kind !== 'Deployment') continue;
-    const container = o.spec?.template?.spec?.containers?.find((c) => c.name === 'webhook');
-    if (container) return container;
-  }
-  throw new Error(`no webhook container in ${INSTALL_YAML}`);
-}
-
-/** The environment the shipped manifests give the webhook (its memory settings). */
-export function shippedEnv(): Record<string, string> {
-  return Object.fromEntries((shippedContainer().env ?? []).map((e) => [e.name, e.value]));
-}
-
-/** The memory limit the shipped manifests give the webhook container, in MiB. */
-export function shippedMemoryLimitMiB(): number {
-  const limit = shippedContainer().resources?.limits?.memory ?? '';
-  const match = /^(\d+)(Mi|Gi)$/.exec(limit);
-  if (!match) throw new Error(`the webhook's memory limit ${limit} is not in Mi or Gi`);
-  return Number(match[1]) * (match[2] === 'Gi' ? 1024 : 1);
-}
-
 /** The shipped environment; FUZZ_NODE_OPTIONS adds Node flags (--cpu-prof, --trace-gc). */
 function targetEnv(): NodeJS.ProcessEnv {
-  const shipped = shippedEnv();
+  const shipped = shippedEnv('webhook');
   const extra = process.env.FUZZ_NODE_OPTIONS ?? '';
   const nodeOptions = `${shipped.NODE_OPTIONS ?? ''} ${extra}`.trim();
   return { ...process.env, ...shipped, NODE_OPTIONS: nodeOptions };
@@ -83,7 +44,7 @@ function targetEnv(): NodeJS.ProcessEnv {
 /** Starts the binary standalone (files, no API), as the chart runs it but on 127.0.0.1. */
 export function startFuzzTarget(extra: string[] = []): Promise<RunningWebhook> {
   const dir = mkdtempSync(join(tmpdir(), 'outrigger-fuzz-'));
-  const cert = makeCert(dir);
+  const cert = makeServingCert({ dir });
   const config = join(dir, 'config.yaml');
   writeFileSync(config, 'proxy:\n  logLevel: info\n');
   // prettier-ignore
@@ -91,8 +52,8 @@ export function startFuzzTarget(extra: string[] = []): Promise<RunningWebhook> {
     BIN,
     '--listen', '127.0.0.1:0',
     '--metrics-listen', '127.0.0.1:0',
-    '--tls-cert-file', cert.cert,
-    '--tls-key-file', cert.key,
+    '--tls-cert-file', cert.certFile,
+    '--tls-key-file', cert.keyFile,
     '--config-file', config,
     '--shutdown-delay-seconds', '0',
     '--log-level', 'info',
@@ -128,7 +89,7 @@ export function startFuzzTarget(extra: string[] = []): Promise<RunningWebhook> {
         pid: child.pid ?? 0,
         httpsPort: entry.https,
         metricsPort: entry.metrics,
-        ca: cert.certPem,
+        ca: cert.caPem,
         exited,
         exitCode: () => code,
         log: output,

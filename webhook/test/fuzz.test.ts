@@ -7,6 +7,7 @@
 
 import { Agent } from 'node:https';
 import fc from 'fast-check';
+import { shippedMemoryLimitMiB } from '@outrigger/testkit';
 import {
   mixCase,
   mutatedReview,
@@ -22,7 +23,6 @@ import {
   rawConnection,
   rssMiB,
   runMix,
-  shippedMemoryLimitMiB,
   slowBody,
   slowHeaders,
   startFuzzTarget,
@@ -117,7 +117,7 @@ describe('the webhook under fuzzing', () => {
     await Promise.all(truncated);
     expect(mix.wrong).toEqual([]);
     expect(mix.failed).toBe(0);
-    expect(mix.peakRssMiB).toBeLessThan(shippedMemoryLimitMiB());
+    expect(mix.peakRssMiB).toBeLessThan(shippedMemoryLimitMiB('webhook'));
 
     // The header timeout (10 s) and the request timeout (30 s) fire on time, give or take the
     // check interval (1 s).
@@ -132,7 +132,7 @@ describe('the webhook under fuzzing', () => {
     await expectOwed(realisticCase('after'));
     expect(await internalErrors()).toBe(0);
     expect(target.exitCode()).toBeUndefined();
-    expect(rssMiB(target.pid)).toBeLessThan(shippedMemoryLimitMiB());
+    expect(rssMiB(target.pid)).toBeLessThan(shippedMemoryLimitMiB('webhook'));
     await prober.stop();
     expect(prober.failures).toBe(0);
     expect(Math.max(...prober.latenciesMs)).toBeLessThan(2000);

@@ -1,14 +1,13 @@
 // Connection behaviours of a hostile client against the real HTTPS admission server, beside the
 // fuzz suite's request bodies: what a client that opens connections and sends nothing can hold.
 
-import { readFileSync } from 'node:fs';
 import type { Server } from 'node:https';
 import { connect, type TLSSocket } from 'node:tls';
 import { Agent } from 'node:https';
 import { SERVER_TIMEOUTS, startHttps } from '../src/server';
 import { realisticCase } from './fuzz-cases';
 import { judge, post, rawConnection, startFuzzTarget, type RunningWebhook } from './fuzz-harness';
-import { makeCert } from './support';
+import { makeServingCert } from '@outrigger/testkit';
 
 jest.setTimeout(30_000);
 
@@ -16,8 +15,8 @@ let server: Server;
 let port: number;
 
 beforeAll(async () => {
-  const cert = makeCert();
-  const pair = { cert: readFileSync(cert.cert, 'utf8'), key: readFileSync(cert.key, 'utf8') };
+  const made = makeServingCert();
+  const pair = { cert: made.certPem, key: made.keyPem };
   server = await startHttps((_req, res) => res.end('ok'), pair, { host: '127.0.0.1', port: 0 });
   const address = server.address();
   port = typeof address === 'object' && address ? address.port : 0;

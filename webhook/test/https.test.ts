@@ -7,24 +7,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { applyPatch, type Operation } from 'fast-json-patch';
 import { Registry } from 'prom-client';
+import { makeServingCert, type ServingCert } from '@outrigger/testkit';
 import { parseFlags } from '../src/flags';
 import { silentLogger } from '../src/log';
 import { startWebhook, type Webhook } from '../src/main';
 import { WebhookMetrics } from '../src/metrics';
 import { realisticPod } from './realistic-review';
-import {
-  corpusPods,
-  makeCert,
-  patchOf,
-  post,
-  responseOf,
-  review,
-  withCorpus,
-  type CertFiles,
-} from './support';
+import { corpusPods, patchOf, post, responseOf, review, withCorpus } from './support';
 
 const dir = mkdtempSync(join(tmpdir(), 'outrigger-webhook-'));
-let cert: CertFiles;
+let cert: ServingCert;
 let webhook: Webhook;
 let metrics: WebhookMetrics;
 const configFile = join(dir, 'config.yaml');
@@ -38,10 +30,10 @@ const certPath = join(dir, 'serving.crt');
 const keyPath = join(dir, 'serving.key');
 
 beforeAll(async () => {
-  cert = makeCert(dir, 'first');
-  trusted.push(cert.certPem);
-  copyFileSync(cert.cert, certPath);
-  copyFileSync(cert.key, keyPath);
+  cert = makeServingCert({ dir, name: 'first' });
+  trusted.push(cert.caPem);
+  copyFileSync(cert.certFile, certPath);
+  copyFileSync(cert.keyFile, keyPath);
   writeFileSync(configFile, 'proxy:\n  logLevel: info\n');
   metrics = new WebhookMetrics(new Registry());
   const flags = parseFlags([
@@ -281,8 +273,8 @@ describe('under load', () => {
   });
 
   it('rotates the certificate under traffic without a failed request', async () => {
-    const second = makeCert(dir, 'second');
-    trusted.push(second.certPem);
+    const second = makeServingCert({ dir, name: 'second' });
+    trusted.push(second.caPem);
     const ca = trusted;
     const seen = new Set<string>();
     let failures = 0;
@@ -311,8 +303,8 @@ describe('under load', () => {
     };
     const workers = Array.from({ length: 4 }, () => worker());
     await new Promise((r) => setTimeout(r, 300));
-    copyFileSync(second.key, keyPath);
-    copyFileSync(second.cert, certPath);
+    copyFileSync(second.keyFile, keyPath);
+    copyFileSync(second.certFile, certPath);
     rotated = true;
     await Promise.all(workers);
     expect(failures).toBe(0);

@@ -6,7 +6,8 @@ import { get } from 'node:http';
 import { Agent } from 'node:https';
 import { join } from 'node:path';
 import { connect, type TLSSocket } from 'node:tls';
-import { makeCert, post, review, type CertFiles } from './support';
+import { makeServingCert, type ServingCert } from '@outrigger/testkit';
+import { post, review } from './support';
 
 jest.setTimeout(60_000);
 
@@ -51,10 +52,10 @@ const readyStatus = (port: number): Promise<number> =>
 /** The standalone webhook on free loopback ports, with a throwaway certificate. */
 async function startStandalone(
   shutdownDelaySeconds: number,
-): Promise<{ cert: CertFiles; w: Started }> {
-  const cert = makeCert();
+): Promise<{ cert: ServingCert; w: Started }> {
+  const cert = makeServingCert();
   const ports = ['--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0'];
-  const tls = ['--tls-cert-file', cert.cert, '--tls-key-file', cert.key];
+  const tls = ['--tls-cert-file', cert.certFile, '--tls-key-file', cert.keyFile];
   const w = await start([
     ...ports,
     ...tls,
@@ -78,7 +79,7 @@ it('drains on SIGTERM under traffic without a failed request', async () => {
   const worker = async (): Promise<void> => {
     while (!stop) {
       try {
-        const reply = await post(w.httpsPort, '/mutate/pods', body, { agent, ca: [cert.certPem] });
+        const reply = await post(w.httpsPort, '/mutate/pods', body, { agent, ca: [cert.caPem] });
         if (reply.status === 200) ok++;
         else failures.push(`status ${reply.status}`);
       } catch (err) {
@@ -105,12 +106,12 @@ it('exits at once on SIGTERM while a client holds a connection it never used', a
   const { cert, w } = await startStandalone(0);
   const agent = new Agent({ keepAlive: true });
   const body = review({ metadata: {}, spec: { containers: [{ name: 'a' }] } });
-  const used = await post(w.httpsPort, '/mutate/pods', body, { agent, ca: [cert.certPem] });
+  const used = await post(w.httpsPort, '/mutate/pods', body, { agent, ca: [cert.caPem] });
   expect(used.status).toBe(200);
   // The API server's HTTP client dials connections ahead of need and keeps the spares: TLS is
   // set up, no request is ever sent. Node counts such a connection active, not idle.
   const spare = await new Promise<TLSSocket>((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port: w.httpsPort, ca: [cert.certPem] }, () =>
+    const socket = connect({ host: '127.0.0.1', port: w.httpsPort, ca: [cert.caPem] }, () =>
       resolve(socket),
     );
     socket.once('error', reject);

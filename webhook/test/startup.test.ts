@@ -6,7 +6,8 @@ import { copyFileSync, mkdtempSync } from 'node:fs';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { makeCert, post, review } from './support';
+import { makeServingCert } from '@outrigger/testkit';
+import { post, review } from './support';
 
 jest.setTimeout(60_000);
 
@@ -79,13 +80,13 @@ it('waits for its certificate files, live and not ready, then serves', async () 
     expect(await status(metricsPort, '/healthz')).toBe(200);
     expect(await status(metricsPort, '/readyz')).toBe(503);
 
-    const cert = makeCert(dir, 'made-later');
-    copyFileSync(cert.key, keyFile);
-    copyFileSync(cert.cert, certFile);
+    const cert = makeServingCert({ dir, name: 'made-later' });
+    copyFileSync(cert.keyFile, keyFile);
+    copyFileSync(cert.certFile, certFile);
     const serving = await logEntry(lines, 'outrigger-webhook serving', () => exited);
     expect(await status(metricsPort, '/readyz')).toBe(200);
     const reply = await post(Number(serving.https), '/mutate/pods', review({ spec: {} }), {
-      ca: [cert.certPem],
+      ca: [cert.caPem],
     });
     expect(reply.status).toBe(200);
   } finally {

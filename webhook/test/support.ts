@@ -1,52 +1,11 @@
-// Test support: throwaway certificates, an HTTPS client with keep-alive, and AdmissionReviews.
+// Test support: an HTTPS client with keep-alive, and AdmissionReviews.
 
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { Agent, request } from 'node:https';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { parseAllDocuments } from 'yaml';
 import { TEMPLATE_PATHS, isRecord, type PodLike } from '@outrigger/shared';
-
-export interface CertFiles {
-  cert: string;
-  key: string;
-  certPem: string;
-}
-
-/** A self-signed serving certificate for 127.0.0.1, made with openssl. */
-export function makeCert(
-  dir = mkdtempSync(join(tmpdir(), 'outrigger-cert-')),
-  name = 'tls',
-): CertFiles {
-  const cert = join(dir, `${name}.crt`);
-  const key = join(dir, `${name}.key`);
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '2',
-      '-subj',
-      `/CN=${name}`,
-      '-addext',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost',
-    ],
-    { stdio: 'ignore' },
-  );
-  return { cert, key, certPem: readFileSync(cert, 'utf8') };
-}
 
 export interface Reply {
   status: number;

@@ -1,4 +1,4 @@
-{{/* Outrigger's names are fixed (DESIGN section 3): the controller and webhook look for them. */}}
+{{/* Outrigger's names are fixed: the controller and webhook look for them by these names. */}}
 
 {{- define "outrigger.namespace" -}}
 {{ .Release.Namespace }}
