@@ -12,12 +12,9 @@
 // first restart, every owner stamped, and memory after it. The first size runs three waves, to
 // show what the heap keeps from one wave to the next.
 
-import { request } from 'node:https';
 import { PatchStrategy, setHeaderOptions, Watch, type V1Deployment } from '@kubernetes/client-node';
 import {
   CONFIG_REVISION,
-  ENABLED,
-  INJECTION_LABEL,
   RESTARTED_REVISION,
   makeSnapshot,
   mustParseConfig,
@@ -39,6 +36,8 @@ import {
 } from '../src';
 import globalSetup from '../src/global-setup';
 import globalTeardown from '../src/global-teardown';
+import { BENCH_NODE, benchNode, grow, pool, settle, type Fleet } from './bench-fleet';
+import { listBaselines, type ListBaselines } from './list-baseline';
 import {
   collectGarbage,
   memoryOf,
@@ -58,11 +57,9 @@ const WRITE_QPS = Number(process.env.BENCH_WRITE_QPS ?? 200);
 // BENCH_NODE_OPTIONS: the controller's NODE_OPTIONS in place of the chart's (to try V8 settings).
 const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS;
 const FIRST_SIZE_WAVES = 3;
-const PER_NAMESPACE = 20;
 const QUIET_MS = 10_000;
 const ONE_OWNER_EVENTS = 60;
 const STATUS_EVENTS = 1000;
-const NODE = 'outrigger-bench-kwok';
 const PREFIX = 'outrigger_controller';
 
 /** This run, in the status changes it makes. */
@@ -70,123 +67,6 @@ const RUN = Date.now().toString(36);
 
 const configYaml = (step: number): string =>
   `proxy:\n  env:\n    - name: BENCH_STEP\n      value: "${step}"\nrollout:\n  maxConcurrent: ${MAX_CONCURRENT}\n  canary:\n    count: 0\n`;
-
-/** Runs `work` over `items` with at most `limit` at once. */
-async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>) {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) await work(items[next++] as T);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
-
-function deployment(name: string, replicas: number): V1Deployment {
-  return {
-    metadata: { name },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name } },
-        spec: {
-          nodeSelector: { 'outrigger.dev/bench': 'true' },
-          tolerations: [{ operator: 'Exists' }],
-          containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }],
-        },
-      },
-    },
-  };
-}
-
-/** A fake node (kwok) with room for the first size's pods; removed at the end. */
-async function benchNode(cluster: Cluster): Promise<void> {
-  const room = { cpu: '1000', memory: '4Ti', pods: '20000' };
-  // Left behind by a run that was killed: it is the same node.
-  await cluster.core.deleteNode({ name: NODE }).catch(() => undefined);
-  await cluster.core.createNode({
-    body: {
-      metadata: {
-        name: NODE,
-        annotations: { 'kwok.x-k8s.io/node': 'fake' },
-        labels: { type: 'kwok', 'outrigger.dev/bench': 'true' },
-      },
-      status: { allocatable: room, capacity: room },
-    },
-  });
-}
-
-interface Fleet {
-  namespaces: string[];
-  names: { namespace: string; name: string }[];
-}
-
-async function grow(install: TestInstall, fleet: Fleet, size: number): Promise<void> {
-  const first = fleet.names.length === 0;
-  const wanted = Math.ceil(size / PER_NAMESPACE);
-  const fresh = [...Array(wanted - fleet.namespaces.length).keys()];
-  await pool(fresh, 10, async (i) => {
-    // Labelled as the controller would, so the webhook stamps every Deployment on create.
-    const ns = await install.newNamespace(`bench-${fleet.namespaces.length + i}`, {
-      optedIn: true,
-      labels: { [INJECTION_LABEL]: ENABLED },
-    });
-    fleet.namespaces.push(ns);
-  });
-  const work = [...Array(size - fleet.names.length).keys()].map((i) => {
-    const n = fleet.names.length + i;
-    return { namespace: fleet.namespaces[n % wanted] ?? '', name: `d${n}` };
-  });
-  await pool(work, 20, async (w) => {
-    const body = deployment(w.name, first ? REPLICAS : 0);
-    await install.cluster.apps.createNamespacedDeployment({ namespace: w.namespace, body });
-  });
-  fleet.names.push(...work);
-}
-
-/** Waits until kube-controller-manager observed every Deployment and their pods are ready. */
-async function settle(cluster: Cluster): Promise<number> {
-  const start = performance.now();
-  await waitFor(
-    'kube-controller-manager to observe every Deployment, and their pods to be ready',
-    async () => {
-      const { items } = await cluster.apps.listDeploymentForAllNamespaces();
-      const behind = items.filter(
-        (d) =>
-          (d.status?.observedGeneration ?? 0) < (d.metadata?.generation ?? 0) ||
-          (d.status?.readyReplicas ?? 0) < (d.spec?.replicas ?? 0),
-      ).length;
-      return behind === 0 ? done(undefined) : pending(behind);
-    },
-    { timeoutMs: 60 * 60_000, intervalMs: 3000 },
-  );
-  return performance.now() - start;
-}
-
-/** One list of every Deployment as JSON, parsed: the API server's own time, the baseline. */
-async function rawList(cluster: Cluster): Promise<number> {
-  const server = cluster.kubeConfig.getCurrentCluster()?.server ?? '';
-  const options: Parameters<typeof request>[1] = { method: 'GET' };
-  await cluster.kubeConfig.applyToHTTPSOptions(options);
-  const start = performance.now();
-  const text = await new Promise<string>((resolve, reject) => {
-    const req = request(`${server}/apis/apps/v1/deployments`, options, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-  (JSON.parse(text) as { items: unknown[] }).items.forEach(() => undefined);
-  return performance.now() - start;
-}
-
-async function listBaseline(cluster: Cluster): Promise<number> {
-  const times: number[] = [];
-  for (let i = 0; i < 5; i++) times.push(await rawList(cluster));
-  return quantile(times, 0.5);
-}
 
 /** Every owner assessed as current, the queue empty. */
 async function steady(port: number, size: number, what: string): Promise<void> {
@@ -335,7 +215,7 @@ interface SizeResult {
   pods: number;
   createMs: number;
   settleMs: number;
-  listMs: number;
+  lists: ListBaselines;
   steadyMs: number;
   steady: Memory;
   steadyGc: Memory;
@@ -350,10 +230,11 @@ interface SizeResult {
 /** One size: a fresh controller, its steady state, one owner's events, status churn, waves. */
 async function measure(install: TestInstall, fleet: Fleet, size: number, step: { n: number }) {
   const created = performance.now();
-  await grow(install, fleet, size);
+  await grow(install, fleet, size, REPLICAS);
   const createMs = performance.now() - created;
   const settleMs = await settle(install.cluster);
-  const listMs = await listBaseline(install.cluster);
+  const revision = makeSnapshot(mustParseConfig(configYaml(step.n))).revision;
+  const lists = await listBaselines(install.cluster, revision);
   const started = performance.now();
   const c = await startController(install, size);
   await steady(c.port, size, 'the controller to assess every owner with an empty queue');
@@ -401,7 +282,7 @@ async function measure(install: TestInstall, fleet: Fleet, size: number, step: {
     pods: podsOf(fleet),
     createMs,
     settleMs,
-    listMs,
+    lists,
     steadyMs,
     steady: steadyMemory,
     steadyGc,
@@ -420,15 +301,18 @@ const s = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
 const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)}`;
 const mem = (m: Memory): string => `${mib(m.rss)} (${mib(m.heap)})`;
 const ms = (v: number): string => `${v.toFixed(2)} ms`;
+const ratio = (a: number, b: number): string => `${(a / b).toFixed(1)}x`;
 
 function table(results: SizeResult[]): string {
   const rows: [string, (r: SizeResult) => string][] = [
     ['Deployments (pods)', (r) => `${r.size} (${r.pods})`],
     ['create them, through the webhook', (r) => s(r.createMs)],
     ['kube-controller-manager catches up, after that', (r) => s(r.settleMs)],
-    ['API server: list every Deployment (median of 5)', (r) => s(r.listMs)],
+    ['API server: list every Deployment (median of 5)', (r) => s(r.lists.deploymentsMs)],
+    ['API server: every list the controller makes', (r) => s(r.lists.everyListMs)],
     ['controller: start to first steady state', (r) => s(r.steadyMs)],
-    ['  the same, in lists of the API server', (r) => `${(r.steadyMs / r.listMs).toFixed(1)}x`],
+    ['  the same, in Deployment lists', (r) => ratio(r.steadyMs, r.lists.deploymentsMs)],
+    ['  the same, in rounds of every list', (r) => ratio(r.steadyMs, r.lists.everyListMs)],
     ['RSS (heap) MiB at steady state', (r) => mem(r.steady)],
     ['RSS (heap) MiB at steady state, after a full GC', (r) => mem(r.steadyGc)],
     [`writes in ${QUIET_MS / 1000} s of steady state`, (r) => String(r.quietWrites)],
@@ -486,7 +370,7 @@ async function run(): Promise<void> {
     );
   } finally {
     await install.teardown();
-    await cluster.core.deleteNode({ name: NODE }).catch(() => undefined);
+    await cluster.core.deleteNode({ name: BENCH_NODE }).catch(() => undefined);
     await cluster.close();
   }
 }
