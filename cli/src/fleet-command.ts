@@ -55,12 +55,12 @@ function connect(values: Parameters<typeof clusterFlags>[0]): Cluster {
   };
 }
 
-async function readConfig(c: Cluster) {
-  const cm = await c.core.readNamespacedConfigMap(c.configMap);
+async function readConfig(cluster: Cluster) {
+  const cm = await cluster.core.readNamespacedConfigMap(cluster.configMap);
   const result = parseConfig(cm.data?.[CONFIG_MAP_KEY] ?? '');
   if (!result.ok)
     throw new ClusterError(
-      `ConfigMap ${c.configMap.namespace}/${c.configMap.name} key ${CONFIG_MAP_KEY} is invalid: ${result.errors.map(formatIssue).join('; ')}`,
+      `ConfigMap ${cluster.configMap.namespace}/${cluster.configMap.name} key ${CONFIG_MAP_KEY} is invalid: ${result.errors.map(formatIssue).join('; ')}`,
     );
   return {
     config: result.config,
@@ -69,10 +69,10 @@ async function readConfig(c: Cluster) {
   };
 }
 
-async function listWorkloads(c: Cluster, namespace: string | undefined) {
+async function listWorkloads(cluster: Cluster, namespace: string | undefined) {
   const lists = await Promise.all(
     STAMPED_KINDS.map(async (kind): Promise<{ kind: StampedKind; items: KubernetesObject[] }> => {
-      const items = (await workloadClient(c.apps, kind).list(namespace)).items;
+      const items = (await workloadClient(cluster.apps, kind).list(namespace)).items;
       return { kind, items };
     }),
   );
@@ -81,10 +81,13 @@ async function listWorkloads(c: Cluster, namespace: string | undefined) {
   );
 }
 
-async function listNamespaces(c: Cluster, only: string | undefined): Promise<NamespaceMeta[]> {
+async function listNamespaces(
+  cluster: Cluster,
+  only: string | undefined,
+): Promise<NamespaceMeta[]> {
   const items = only
-    ? [await c.core.readNamespace({ name: only })]
-    : (await c.core.listNamespace()).items;
+    ? [await cluster.core.readNamespace({ name: only })]
+    : (await cluster.core.listNamespace()).items;
   return items.map(namespaceMeta);
 }
 
@@ -94,12 +97,12 @@ async function listNamespaces(c: Cluster, only: string | undefined): Promise<Nam
  * the injected ones and those that escaped injection. The wave's budget is cluster-wide, so an
  * owner elsewhere with pods to heal takes a slot that a row here would otherwise be given.
  */
-async function listPods(c: Cluster, namespace: string | undefined): Promise<PodLike[]> {
-  if (!namespace) return (await c.core.listPodForAllNamespaces()).items.map(plainPod);
+async function listPods(cluster: Cluster, namespace: string | undefined): Promise<PodLike[]> {
+  if (!namespace) return (await cluster.core.listPodForAllNamespaces()).items.map(plainPod);
   const [own, injected, escaped] = await Promise.all([
-    c.core.listNamespacedPod({ namespace }),
-    c.core.listPodForAllNamespaces({ labelSelector: REVISION }),
-    c.core.listPodForAllNamespaces({ labelSelector: ESCAPED_POD_SELECTOR }),
+    cluster.core.listNamespacedPod({ namespace }),
+    cluster.core.listPodForAllNamespaces({ labelSelector: REVISION }),
+    cluster.core.listPodForAllNamespaces({ labelSelector: ESCAPED_POD_SELECTOR }),
   ]);
   const elsewhere = [...injected.items, ...escaped.items].filter(
     (p) => p.metadata?.namespace !== namespace,
@@ -113,12 +116,12 @@ const plainPod = (p: V1Pod): PodLike => plainJson(p) as PodLike;
  * The wave is cluster-wide (its budget, its stop), so every workload is planned, with the pods
  * that decide it (listPods); with -n only that namespace's rows are shown.
  */
-async function status(c: Cluster, namespace: string | undefined): Promise<FleetStatus> {
+async function status(cluster: Cluster, namespace: string | undefined): Promise<FleetStatus> {
   const [{ config, revision, annotations }, namespaces, workloads, pods] = await Promise.all([
-    readConfig(c),
-    listNamespaces(c, undefined),
-    listWorkloads(c, undefined),
-    listPods(c, namespace),
+    readConfig(cluster),
+    listNamespaces(cluster, undefined),
+    listWorkloads(cluster, undefined),
+    listPods(cluster, namespace),
   ]);
   if (namespace && !namespaces.some((n) => n.name === namespace))
     throw new ClusterError(`namespace ${namespace} not found`);
@@ -130,7 +133,7 @@ async function status(c: Cluster, namespace: string | undefined): Promise<FleetS
     workloads,
     pods,
     nowMs: Date.now(),
-    systemNamespace: c.configMap.namespace,
+    systemNamespace: cluster.configMap.namespace,
   });
   return namespace
     ? { ...fleet, rows: fleet.rows.filter((r) => r.namespace === namespace) }
@@ -183,11 +186,16 @@ export async function restartCommand(args: string[], io: Io): Promise<number> {
   return failed > 0 ? 1 : 0;
 }
 
-async function restartOne(c: Cluster, row: FleetRow, revision: string, io: Io): Promise<number> {
+async function restartOne(
+  cluster: Cluster,
+  row: FleetRow,
+  revision: string,
+  io: Io,
+): Promise<number> {
   const args = { namespace: row.namespace, name: row.name };
   const kind = row.state === 'escaped' ? 'heal' : 'rollout';
   try {
-    const client = workloadClient(c.apps, row.kind);
+    const client = workloadClient(cluster.apps, row.kind);
     const current = plainJson(await client.read(row.namespace, row.name)) as KubeObject;
     const workload = { ...current, apiVersion: 'apps/v1', kind: row.kind } as Parameters<
       typeof restartPatch

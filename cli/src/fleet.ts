@@ -186,13 +186,13 @@ export function fleetStatus(input: FleetInput): FleetStatus {
   };
 }
 
-const running = (r: FleetRow): string =>
-  Object.entries(r.running)
+const running = (row: FleetRow): string =>
+  Object.entries(row.running)
     .map(([revision, n]) => `${revision}:${n}`)
     .join(',') || '-';
 
-const gateCell = (r: FleetRow): string =>
-  r.gate ? `${r.gate}${r.canary ? ' (canary)' : ''}` : '-';
+const gateCell = (row: FleetRow): string =>
+  row.gate ? `${row.gate}${row.canary ? ' (canary)' : ''}` : '-';
 
 function waveLines(status: FleetStatus): string {
   const wave = status.stopped

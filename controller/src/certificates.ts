@@ -69,12 +69,12 @@ function parse(pem: string): X509Certificate | undefined {
   }
 }
 
-const notBefore = (c: X509Certificate): number => new Date(c.validFrom).getTime();
-const notAfter = (c: X509Certificate): number => new Date(c.validTo).getTime();
+const notBefore = (cert: X509Certificate): number => new Date(cert.validFrom).getTime();
+const notAfter = (cert: X509Certificate): number => new Date(cert.validTo).getTime();
 
 /** Renewal is due once less than a third of the certificate's life is left. */
-export function renewAt(c: X509Certificate): number {
-  return notAfter(c) - (notAfter(c) - notBefore(c)) / 3;
+export function renewAt(cert: X509Certificate): number {
+  return notAfter(cert) - (notAfter(cert) - notBefore(cert)) / 3;
 }
 
 interface Issued {
@@ -111,22 +111,22 @@ interface SignOptions {
   signer?: Issued;
 }
 
-function sign(o: SignOptions): Issued {
+function sign(options: SignOptions): Issued {
   const keys = keyPair();
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.publicKeyFromPem(keys.publicPem);
   cert.serialNumber = serialNumberHex(randomBytes(16));
   // Backdated a minute, for clocks that are a little behind ours.
-  cert.validity.notBefore = new Date(o.nowMs - 60_000);
-  cert.validity.notAfter = new Date(o.nowMs + o.validityMs);
-  const subject = [{ name: 'commonName', value: o.subject }];
+  cert.validity.notBefore = new Date(options.nowMs - 60_000);
+  cert.validity.notAfter = new Date(options.nowMs + options.validityMs);
+  const subject = [{ name: 'commonName', value: options.subject }];
   cert.setSubject(subject);
-  const issuer = o.signer
-    ? forge.pki.certificateFromPem(o.signer.certPem).subject.attributes
+  const issuer = options.signer
+    ? forge.pki.certificateFromPem(options.signer.certPem).subject.attributes
     : subject;
   cert.setIssuer(issuer);
-  cert.setExtensions(o.extensions);
-  const signingKey = forge.pki.privateKeyFromPem(o.signer?.keyPem ?? keys.privatePem);
+  cert.setExtensions(options.extensions);
+  const signingKey = forge.pki.privateKeyFromPem(options.signer?.keyPem ?? keys.privatePem);
   cert.sign(signingKey, forge.md.sha256.create());
   // forge writes CRLF line ends; every other PEM here has LF.
   return {

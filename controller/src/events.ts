@@ -36,16 +36,16 @@ export interface EventSubject {
 }
 
 /** The Event subject of a workload. */
-export function workloadSubject(w: {
+export function workloadSubject(workload: {
   kind: string;
   metadata?: { namespace?: string; name?: string; uid?: string };
 }): EventSubject {
   return {
     apiVersion: 'apps/v1',
-    kind: w.kind,
-    namespace: w.metadata?.namespace ?? '',
-    name: w.metadata?.name ?? '',
-    uid: w.metadata?.uid,
+    kind: workload.kind,
+    namespace: workload.metadata?.namespace ?? '',
+    name: workload.metadata?.name ?? '',
+    uid: workload.metadata?.uid,
   };
 }
 

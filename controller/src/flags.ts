@@ -70,17 +70,21 @@ const NAMES = [
   'webhook-cert-hosts',
 ];
 
-function parseNumber(flag: string, value: string, o: { integer: boolean; max: number }): number {
+function parseNumber(
+  flag: string,
+  value: string,
+  limits: { integer: boolean; max: number },
+): number {
   const n = Number(value);
   if (
     value.trim() === '' ||
     !Number.isFinite(n) ||
     n < 1 ||
-    n > o.max ||
-    (o.integer && !Number.isInteger(n))
+    n > limits.max ||
+    (limits.integer && !Number.isInteger(n))
   )
     throw new FlagError(
-      `--${flag} must be a ${o.integer ? 'whole ' : ''}number from 1 to ${o.max}, such as --${flag}=${DEFAULTS[flag]}; got ${value}`,
+      `--${flag} must be a ${limits.integer ? 'whole ' : ''}number from 1 to ${limits.max}, such as --${flag}=${DEFAULTS[flag]}; got ${value}`,
     );
   return n;
 }

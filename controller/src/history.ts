@@ -38,53 +38,53 @@ export interface HistoryDeps {
 /** Problems already logged, so a resync of the same bad entry does not log it again. */
 const reported = new Set<string>();
 
-export async function reconcileHistory(d: HistoryDeps): Promise<Result> {
-  if (!d.config) return { done: true };
-  const history = readHistory(d.history?.data);
+export async function reconcileHistory(deps: HistoryDeps): Promise<Result> {
+  if (!deps.config) return { done: true };
+  const history = readHistory(deps.history?.data);
   for (const problem of history.problems) {
     if (reported.has(problem)) continue;
     reported.add(problem);
-    d.logger.warn('revision history entry left out', {
-      configMap: `${d.ref.namespace}/${d.ref.name}`,
+    deps.logger.warn('revision history entry left out', {
+      configMap: `${deps.ref.namespace}/${deps.ref.name}`,
       problem,
     });
   }
-  const lastGood = readWave(d.configAnnotations).lastGood;
+  const lastGood = readWave(deps.configAnnotations).lastGood;
   const patch = historyDataPatch({
     history: history.entries,
-    config: d.config.config,
-    revision: d.config.revision,
-    nowMs: d.clock(),
-    limit: d.config.config.rollout.history,
-    keep: [...(lastGood ? [lastGood] : []), ...d.inUse],
+    config: deps.config.config,
+    revision: deps.config.revision,
+    nowMs: deps.clock(),
+    limit: deps.config.config.rollout.history,
+    keep: [...(lastGood ? [lastGood] : []), ...deps.inUse],
     invalid: history.invalid,
   });
   if (!patch) return { done: true };
-  await d.acquireWrite();
+  await deps.acquireWrite();
   try {
-    await write(d, patch);
+    await write(deps, patch);
   } catch (err) {
-    d.metrics.historyWrites.inc({ outcome: 'failed' });
+    deps.metrics.historyWrites.inc({ outcome: 'failed' });
     // Created or changed since our cache saw it: decide again once the watch has caught up.
     if (isConflict(err)) return { requeueAfterMs: 1000 };
     throw err;
   }
-  d.metrics.historyWrites.inc({ outcome: 'recorded' });
-  d.metrics.writes.inc({ resource: 'configmaps', verb: d.history ? 'patch' : 'create' });
-  d.logger.info('revision recorded in the history', {
-    revision: d.config.revision,
+  deps.metrics.historyWrites.inc({ outcome: 'recorded' });
+  deps.metrics.writes.inc({ resource: 'configmaps', verb: deps.history ? 'patch' : 'create' });
+  deps.logger.info('revision recorded in the history', {
+    revision: deps.config.revision,
     dropped: Object.keys(patch).filter((k) => patch[k] === null),
   });
   return { done: true };
 }
 
-async function write(d: HistoryDeps, patch: Record<string, string | null>): Promise<void> {
-  const { namespace, name } = d.ref;
-  if (!d.history) {
+async function write(deps: HistoryDeps, patch: Record<string, string | null>): Promise<void> {
+  const { namespace, name } = deps.ref;
+  if (!deps.history) {
     const data = Object.fromEntries(
       Object.entries(patch).filter((e): e is [string, string] => e[1] !== null),
     );
-    await d.api.create(
+    await deps.api.create(
       `/api/v1/namespaces/${namespace}/configmaps`,
       {
         metadata: { name, namespace, labels: { 'app.kubernetes.io/part-of': 'outrigger' } },
@@ -94,8 +94,8 @@ async function write(d: HistoryDeps, patch: Record<string, string | null>): Prom
     );
     return;
   }
-  const rv = d.history.metadata?.resourceVersion;
-  await d.api.patch(
+  const rv = deps.history.metadata?.resourceVersion;
+  await deps.api.patch(
     `/api/v1/namespaces/${namespace}/configmaps/${name}`,
     { metadata: rv ? { resourceVersion: rv } : {}, data: patch },
     'merge',

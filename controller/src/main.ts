@@ -34,7 +34,7 @@ export interface ControllerDeps {
 function elector(
   api: KubeApi,
   flags: ControllerFlags,
-  c: Controller,
+  controller: Controller,
   deps: ControllerDeps & { identity: string },
 ) {
   const { identity } = deps;
@@ -43,8 +43,8 @@ function elector(
     namespace: flags.namespace,
     name: flags.leaseName,
     identity,
-    onStartedLeading: () => c.startLeading(),
-    onStoppedLeading: () => void c.stopLeading(),
+    onStartedLeading: () => controller.startLeading(),
+    onStoppedLeading: () => void controller.stopLeading(),
     logger: deps.logger,
   });
 }
@@ -57,7 +57,7 @@ class InjectedPods {
   private current: ResilientWatch<V1Pod> | undefined;
   private stopped = false;
 
-  constructor(private readonly d: WatchDeps) {}
+  constructor(private readonly deps: WatchDeps) {}
 
   /** No selector yet, or the watch of the current one has listed once. */
   get hasSynced(): boolean {
@@ -78,7 +78,7 @@ class InjectedPods {
   switchTo(selector: string): void {
     if (this.stopped) return;
     const old = this.current;
-    this.current = podWatch(this.d, 'injected', selector);
+    this.current = podWatch(this.deps, 'injected', selector);
     void old?.stop();
     this.current.start().catch(() => undefined);
   }

@@ -45,8 +45,12 @@ export interface AssessedFleet extends FleetOwners {
   states: ReadonlyMap<OwnerState, number>;
 }
 
-const workloadKey = (w: Workload): string =>
-  ownerKey({ namespace: w.metadata?.namespace ?? '', kind: w.kind, name: w.metadata?.name ?? '' });
+const workloadKey = (workload: Workload): string =>
+  ownerKey({
+    namespace: workload.metadata?.namespace ?? '',
+    kind: workload.kind,
+    name: workload.metadata?.name ?? '',
+  });
 
 const podKey = (p: V1Pod): string => `${p.metadata?.namespace ?? ''}/${p.metadata?.name ?? ''}`;
 
@@ -225,8 +229,8 @@ export class OwnerIndex {
     const names = injectedContainerNames(config.config);
     for (const key of this.dirty) this.reassess(key, config, nowMs, names);
     this.dirty.clear();
-    const pick = (q: Quietness) =>
-      [...this.classes[q]].flatMap((key) => {
+    const pick = (quietness: Quietness) =>
+      [...this.classes[quietness]].flatMap((key) => {
         const e = this.entries.get(key);
         return e ? [e.assessment] : [];
       });

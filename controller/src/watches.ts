@@ -44,8 +44,8 @@ export interface WatchDeps {
 export const RESYNC_MS = 10 * 60_000;
 
 function watch<T extends Keyed>(
-  d: WatchDeps,
-  o: {
+  deps: WatchDeps,
+  options: {
     path: string;
     resource: string;
     transform?: (object: KubernetesObject) => T;
@@ -56,44 +56,44 @@ function watch<T extends Keyed>(
   },
 ): ResilientWatch<T> {
   return new ResilientWatch<T>({
-    api: d.api,
-    path: o.path,
-    transform: o.transform,
-    fieldSelector: o.fieldSelector,
-    labelSelector: o.labelSelector,
-    onChange: o.onChange,
-    onDelta: o.onDelta,
-    onRestart: (reason) => d.metrics.watchRestarts.inc({ resource: o.resource, reason }),
-    onEvent: () => d.metrics.watchEvents.inc({ resource: o.resource }),
-    logger: d.logger,
-    resource: o.resource,
+    api: deps.api,
+    path: options.path,
+    transform: options.transform,
+    fieldSelector: options.fieldSelector,
+    labelSelector: options.labelSelector,
+    onChange: options.onChange,
+    onDelta: options.onDelta,
+    onRestart: (reason) => deps.metrics.watchRestarts.inc({ resource: options.resource, reason }),
+    onEvent: () => deps.metrics.watchEvents.inc({ resource: options.resource }),
+    logger: deps.logger,
+    resource: options.resource,
     resyncMs: RESYNC_MS,
   });
 }
 
-function workloadWatch(d: WatchDeps, kind: StampedKind): ResilientWatch<Keyed> {
-  return watch(d, {
+function workloadWatch(deps: WatchDeps, kind: StampedKind): ResilientWatch<Keyed> {
+  return watch(deps, {
     path: workloadPath(kind),
     resource: WORKLOAD_RESOURCES[kind],
     transform: slimWorkload(kind),
-    onDelta: (delta) => d.controller.onWorkloads(kind, delta),
+    onDelta: (delta) => deps.controller.onWorkloads(kind, delta),
   });
 }
 
 export function podWatch(
-  d: WatchDeps,
+  deps: WatchDeps,
   which: 'escaped' | 'injected',
   labelSelector: string,
 ): ResilientWatch<V1Pod> {
   let first = true;
-  const pods: ResilientWatch<V1Pod> = watch<V1Pod>(d, {
+  const pods: ResilientWatch<V1Pod> = watch<V1Pod>(deps, {
     path: '/api/v1/pods',
     resource: `pods (${which})`,
     labelSelector,
     transform: slimPod,
     // The first list of a new watch replaces what the watch it replaces had chosen.
     onDelta: (delta) => {
-      d.controller.onPods(which, delta, first ? pods.objects.values() : undefined);
+      deps.controller.onPods(which, delta, first ? pods.objects.values() : undefined);
       first = false;
     },
   });
@@ -104,15 +104,15 @@ export function podWatch(
  * Self-managed certificates: the two Secrets and the webhook configuration, each watched by name
  * (RBAC grants them by name, and a watch by metadata.name is authorized by it).
  */
-export function certificateWatches(d: WatchDeps): ResilientWatch<KubernetesObject>[] {
-  const keeper = d.controller.certificates;
-  const flags = d.controller.certificateFlags;
+export function certificateWatches(deps: WatchDeps): ResilientWatch<KubernetesObject>[] {
+  const keeper = deps.controller.certificates;
+  const flags = deps.controller.certificateFlags;
   if (!keeper || !flags) return [];
-  const namespace = d.controller.systemNamespace;
+  const namespace = deps.controller.systemNamespace;
   const byName = (name: string) => `metadata.name=${name}`;
   const seen = new Map<string, readonly V1Secret[]>();
   const secret = (name: string) =>
-    watch<V1Secret>(d, {
+    watch<V1Secret>(deps, {
       path: `/api/v1/namespaces/${namespace}/secrets`,
       resource: `secrets (${name})`,
       fieldSelector: byName(name),
@@ -120,16 +120,16 @@ export function certificateWatches(d: WatchDeps): ResilientWatch<KubernetesObjec
         // Two watches feed one cache: each replaces its own part.
         seen.set(name, items);
         keeper.secrets.replace([...seen.values()].flat());
-        d.controller.certificatesChanged();
+        deps.controller.certificatesChanged();
       },
     });
-  const configuration = watch<V1MutatingWebhookConfiguration>(d, {
+  const configuration = watch<V1MutatingWebhookConfiguration>(deps, {
     path: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
     resource: 'mutatingwebhookconfigurations',
     fieldSelector: byName(flags.webhookConfiguration),
     onChange: (items) => {
       keeper.webhookConfigurations.replace(items);
-      d.controller.certificatesChanged();
+      deps.controller.certificatesChanged();
     },
   });
   return [
@@ -140,33 +140,33 @@ export function certificateWatches(d: WatchDeps): ResilientWatch<KubernetesObjec
 }
 
 /** The watches whose selectors never change. */
-export function fixedWatches(d: WatchDeps): ResilientWatch<KubernetesObject>[] {
-  const ref = d.controller.config.ref;
+export function fixedWatches(deps: WatchDeps): ResilientWatch<KubernetesObject>[] {
+  const ref = deps.controller.config.ref;
   const byName = `metadata.name=${ref.name}`;
-  const history = d.controller.historyRef;
+  const history = deps.controller.historyRef;
   const historyByName = `metadata.name=${history.name}`;
   return [
-    watch<V1ConfigMap>(d, {
+    watch<V1ConfigMap>(deps, {
       path: `/api/v1/namespaces/${history.namespace}/configmaps`,
       resource: 'configmaps (history)',
       fieldSelector: historyByName,
-      onChange: (items) => d.controller.onHistory(items),
+      onChange: (items) => deps.controller.onHistory(items),
     }),
-    watch<V1ConfigMap>(d, {
+    watch<V1ConfigMap>(deps, {
       path: `/api/v1/namespaces/${ref.namespace}/configmaps`,
       resource: 'configmaps',
       fieldSelector: byName,
-      onChange: (items) => d.controller.onConfigMap(items),
+      onChange: (items) => deps.controller.onConfigMap(items),
     }),
-    watch(d, {
+    watch(deps, {
       path: '/api/v1/namespaces',
       resource: 'namespaces',
       transform: slimNamespace,
-      onDelta: (delta) => d.controller.onNamespaces(delta),
+      onDelta: (delta) => deps.controller.onNamespaces(delta),
     }),
-    workloadWatch(d, 'Deployment'),
-    workloadWatch(d, 'StatefulSet'),
-    workloadWatch(d, 'DaemonSet'),
-    podWatch(d, 'escaped', ESCAPED_POD_SELECTOR),
+    workloadWatch(deps, 'Deployment'),
+    workloadWatch(deps, 'StatefulSet'),
+    workloadWatch(deps, 'DaemonSet'),
+    podWatch(deps, 'escaped', ESCAPED_POD_SELECTOR),
   ] as ResilientWatch<KubernetesObject>[];
 }

@@ -35,11 +35,11 @@ const SKIP_REASONS: ReadonlySet<ReportReason> = new Set<ReportReason>([
 
 /** The Event a report entry is worth, if any. Dry-run writes none: it only logs. */
 export function reportEvent(
-  e: WaveReportEntry,
+  entry: WaveReportEntry,
   config: Config,
 ): { type: 'Normal' | 'Warning'; reason: 'RestartSkipped' | 'HealDidNotHelp' } | undefined {
   if (config.rollout.mode === 'dry-run') return undefined;
-  if (SKIP_REASONS.has(e.reason)) return { type: 'Normal', reason: 'RestartSkipped' };
-  if (e.reason === 'heal-did-not-help') return { type: 'Warning', reason: 'HealDidNotHelp' };
+  if (SKIP_REASONS.has(entry.reason)) return { type: 'Normal', reason: 'RestartSkipped' };
+  if (entry.reason === 'heal-did-not-help') return { type: 'Warning', reason: 'HealDidNotHelp' };
   return undefined;
 }

@@ -104,8 +104,12 @@ export const MIN_RECHECK_MS = 1000;
 export const OWNER_BACKOFF_BASE_MS = 5000;
 export const OWNER_BACKOFF_CAP_MS = 5 * 60_000;
 
-function refOfWorkload(w: Workload): OwnerRef {
-  return { namespace: w.metadata?.namespace ?? '', kind: w.kind, name: w.metadata?.name ?? '' };
+function refOfWorkload(workload: Workload): OwnerRef {
+  return {
+    namespace: workload.metadata?.namespace ?? '',
+    kind: workload.kind,
+    name: workload.metadata?.name ?? '',
+  };
 }
 
 /** One wave step: what a reconcile of WAVE_KEY does. */
@@ -182,9 +186,9 @@ export class WaveStep {
     return { requeueAfterMs: Math.max(MIN_RECHECK_MS, recheck - this.deps.clock()) };
   }
 
-  private backingOff(a: OwnerAssessment, nowMs: number): boolean {
-    const failed = this.deps.failures.get(ownerKey(a.owner));
-    return failed !== undefined && failed.untilMs > nowMs && !a.inFlight;
+  private backingOff(assessment: OwnerAssessment, nowMs: number): boolean {
+    const failed = this.deps.failures.get(ownerKey(assessment.owner));
+    return failed !== undefined && failed.untilMs > nowMs && !assessment.inFlight;
   }
 
   /**
@@ -249,7 +253,12 @@ export class WaveStep {
     }
   }
 
-  private async refused(w: Workload, key: string, err: unknown, nowMs: number): Promise<void> {
+  private async refused(
+    workload: Workload,
+    key: string,
+    err: unknown,
+    nowMs: number,
+  ): Promise<void> {
     const { deps } = this;
     this.refusals += 1;
     const count = (deps.failures.get(key)?.count ?? 0) + 1;
@@ -262,14 +271,14 @@ export class WaveStep {
     });
     deps.failures.set(key, { count, untilMs: nowMs + delayMs });
     const message = apiErrorMessage(err);
-    deps.metrics.writeFailures.inc({ resource: WORKLOAD_RESOURCES[w.kind] });
+    deps.metrics.writeFailures.inc({ resource: WORKLOAD_RESOURCES[workload.kind] });
     deps.logger.warn('write refused; trying this owner again later, the wave goes on', {
       owner: key,
       error: message,
       retryInMs: delayMs,
     });
     await deps.events.record({
-      subject: workloadSubject(w),
+      subject: workloadSubject(workload),
       type: 'Warning',
       reason: 'RestartFailed',
       message: `the API server refused Outrigger's patch: ${message}; retrying with back-off`,
@@ -293,27 +302,29 @@ export class WaveStep {
     }
   }
 
-  private async patchWorkload(w: Workload, body: object): Promise<Workload | undefined> {
+  private async patchWorkload(workload: Workload, body: object): Promise<Workload | undefined> {
     const { deps } = this;
     await deps.acquireWrite();
-    deps.onWrite(WORKLOAD_RESOURCES[w.kind], 'patch');
+    deps.onWrite(WORKLOAD_RESOURCES[workload.kind], 'patch');
     const args = {
-      name: w.metadata?.name ?? '',
-      namespace: w.metadata?.namespace ?? '',
+      name: workload.metadata?.name ?? '',
+      namespace: workload.metadata?.namespace ?? '',
       body,
       fieldManager: FIELD_MANAGER,
     };
-    const what = `${w.kind} ${args.namespace}/${args.name}`;
-    const written = await this.write(what, () => workloadClient(deps.api, w.kind).mergePatch(args));
+    const what = `${workload.kind} ${args.namespace}/${args.name}`;
+    const written = await this.write(what, () =>
+      workloadClient(deps.api, workload.kind).mergePatch(args),
+    );
     if (!written) return undefined;
-    const after = slimWorkload(w.kind)(written);
-    deps.onWritten(w, after);
+    const after = slimWorkload(workload.kind)(written);
+    deps.onWritten(workload, after);
     return after;
   }
 
-  private async restart(order: RestartOrder, w: Workload, nowMs: number) {
+  private async restart(order: RestartOrder, workload: Workload, nowMs: number) {
     const { deps } = this;
-    const written = await this.patchWorkload(w, restartPatch({ workload: w, order, nowMs }));
+    const written = await this.patchWorkload(workload, restartPatch({ workload, order, nowMs }));
     if (!written) return;
     deps.metrics.restarts.inc({ kind: order.kind });
     if (order.kind === 'rollback') deps.metrics.rollbacks.inc();
@@ -325,7 +336,7 @@ export class WaveStep {
       detail,
     });
     await deps.events.record({
-      subject: workloadSubject(w),
+      subject: workloadSubject(workload),
       type: 'Normal',
       reason: RESTART_EVENT[order.kind],
       message: restartMessage(order, detail),
@@ -337,21 +348,22 @@ export class WaveStep {
     return this.details.get(ownerKey(owner)) ?? '';
   }
 
-  private async complete(w: Workload) {
-    const rv = w.metadata?.resourceVersion;
-    const body = completionPatch(w.metadata?.annotations?.[RESTARTED_REVISION] ?? '');
-    const written = await this.patchWorkload(w, rv ? withResourceVersion(body, rv) : body);
-    if (written) this.deps.logger.info('rollout complete', { owner: ownerKey(refOfWorkload(w)) });
+  private async complete(workload: Workload) {
+    const rv = workload.metadata?.resourceVersion;
+    const body = completionPatch(workload.metadata?.annotations?.[RESTARTED_REVISION] ?? '');
+    const written = await this.patchWorkload(workload, rv ? withResourceVersion(body, rv) : body);
+    if (written)
+      this.deps.logger.info('rollout complete', { owner: ownerKey(refOfWorkload(workload)) });
   }
 
-  private wouldRestart(e: WaveReportEntry): void {
-    const key = `${ownerKey(e.owner)} ${this.config.revision} ${e.reason}`;
+  private wouldRestart(entry: WaveReportEntry): void {
+    const key = `${ownerKey(entry.owner)} ${this.config.revision} ${entry.reason}`;
     if (this.deps.dryRunReported.has(key)) return;
     this.deps.dryRunReported.add(key);
     this.deps.logger.info('dry-run: would restart', {
-      owner: ownerKey(e.owner),
-      reason: e.reason,
-      detail: e.detail,
+      owner: ownerKey(entry.owner),
+      reason: entry.reason,
+      detail: entry.detail,
     });
   }
 

@@ -85,14 +85,20 @@ const deploymentEvents = async (port: number): Promise<number> =>
   (await metricSamples(port, `${PREFIX}_watch_events_total`)).get('{resource="deployments"}') ?? 0;
 
 /** A status-only change of one Deployment: a condition of the bench's own, merged by type. */
-async function statusEvent(cluster: Cluster, d: { namespace: string; name: string }, n: string) {
+async function statusEvent(
+  cluster: Cluster,
+  target: { namespace: string; name: string },
+  tag: string,
+) {
   await cluster.apps.patchNamespacedDeploymentStatus(
     {
-      ...d,
-      // A value no earlier change wrote (sizes share Deployments, so `n` names the size too):
+      ...target,
+      // A value no earlier change wrote (sizes share Deployments, so `tag` names the size too):
       // writing the value already there is no event, and the bench would wait for it.
       body: {
-        status: { conditions: [{ type: 'BenchProbe', status: 'True', reason: `R${RUN}N${n}` }] },
+        status: {
+          conditions: [{ type: 'BenchProbe', status: 'True', reason: `R${RUN}N${tag}` }],
+        },
       },
     },
     setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
@@ -123,11 +129,16 @@ interface Wave {
   afterGc: Memory;
 }
 
-const templateRevision = (d: V1Deployment): string | undefined =>
-  d.spec?.template.metadata?.annotations?.[CONFIG_REVISION];
+const templateRevision = (deployment: V1Deployment): string | undefined =>
+  deployment.spec?.template.metadata?.annotations?.[CONFIG_REVISION];
 
 /** A new configuration: the first restart and the last stamp, from a watch on the Deployments. */
-async function wave(install: TestInstall, c: Running, fleet: Fleet, step: number): Promise<Wave> {
+async function wave(
+  install: TestInstall,
+  running: Running,
+  fleet: Fleet,
+  step: number,
+): Promise<Wave> {
   const next = configYaml(step);
   const revision = makeSnapshot(mustParseConfig(next)).revision;
   const namespaces = new Set(fleet.namespaces);
@@ -147,8 +158,8 @@ async function wave(install: TestInstall, c: Running, fleet: Fleet, step: number
     },
     () => undefined,
   );
-  const logFrom = c.process.process.outputSize();
-  const peak = sampleRss(c.process.process.pid);
+  const logFrom = running.process.process.outputSize();
+  const peak = sampleRss(running.process.process.pid);
   const changed = performance.now();
   await install.setConfig(next);
   // The watch times the stamps; a list every 5 s makes sure a watch that dropped events (the
@@ -169,18 +180,18 @@ async function wave(install: TestInstall, c: Running, fleet: Fleet, step: number
   );
   watch.abort();
   // The wave is over when every owner is current again (its rollouts done, nothing queued).
-  await steady(c.port, fleet.names.length, 'the wave to complete');
-  const after = await c.memory();
+  await steady(running.port, fleet.names.length, 'the wave to complete');
+  const after = await running.memory();
   const peakRss = peak();
-  await collectGarbage(c.inspectPort);
+  await collectGarbage(running.inspectPort);
   return {
     // NaN when the watch saw no restart (it ends quietly at times; the list above backs only the stamps).
     firstMs: firstAt === undefined ? Number.NaN : firstAt - changed,
     allMs: (allAt ?? changed) - changed,
-    steps: loggedDurations(c.process.process.output(logFrom), 'reconciled', 'Wave'),
+    steps: loggedDurations(running.process.process.output(logFrom), 'reconciled', 'Wave'),
     peakRss,
     after,
-    afterGc: await c.memory(),
+    afterGc: await running.memory(),
   };
 }
 

@@ -55,9 +55,14 @@ export class LocalApiServer {
   }
 
   /** Stops it, leaves it down for `downMs`, starts it with the same flags, waits for /readyz. */
-  async restart(o: { downMs: number; signal: 'TERM' | 'KILL' }): Promise<ApiServerRestart> {
+  async restart(options: { downMs: number; signal: 'TERM' | 'KILL' }): Promise<ApiServerRestart> {
     const before = await this.identity();
-    const out = await disrupt(['restart', 'kube-apiserver', String(o.downMs / 1000), o.signal]);
+    const out = await disrupt([
+      'restart',
+      'kube-apiserver',
+      String(options.downMs / 1000),
+      options.signal,
+    ]);
     const figure = (name: string): number => Number(new RegExp(`${name}=(\\d+)`).exec(out)?.[1]);
     const after = await this.identity();
     if (after === undefined || after === before) {
@@ -65,9 +70,9 @@ export class LocalApiServer {
     }
     return {
       stoppedMs: figure('stopped_ms'),
-      downMs: o.downMs,
+      downMs: options.downMs,
       readyMs: figure('ready_ms'),
-      signal: o.signal,
+      signal: options.signal,
     };
   }
 

@@ -14,18 +14,20 @@ export interface DeploymentOptions {
 }
 
 /** A Deployment `name` (pods labelled app=<name>, one container named like it) as YAML. */
-export function deploymentYaml(name: string, o: DeploymentOptions = {}): string {
-  const extra = Object.entries(o.spec ?? {}).map(([k, v]) => `  ${k}: ${JSON.stringify(v)}\n`);
+export function deploymentYaml(name: string, options: DeploymentOptions = {}): string {
+  const extra = Object.entries(options.spec ?? {}).map(
+    ([k, v]) => `  ${k}: ${JSON.stringify(v)}\n`,
+  );
   return `
 apiVersion: apps/v1
 kind: Deployment
-metadata: {name: ${name}, labels: ${JSON.stringify(o.ownerLabels ?? {})}}
+metadata: {name: ${name}, labels: ${JSON.stringify(options.ownerLabels ?? {})}}
 spec:
-  replicas: ${o.replicas ?? 1}
+  replicas: ${options.replicas ?? 1}
   selector: {matchLabels: {app: ${name}}}
   template:
     metadata:
-      labels: ${JSON.stringify({ app: name, ...o.labels })}
+      labels: ${JSON.stringify({ app: name, ...options.labels })}
     spec: {containers: [{name: ${name}, image: ${PAUSE_IMAGE}}]}
 ${extra.join('')}`;
 }

@@ -86,10 +86,10 @@ export class HealthWatch {
   private nextId = 0;
   private readonly waiting = new Map<number, (targets: TargetHealth[]) => void>();
 
-  constructor(o: HealthWatchOptions = {}) {
+  constructor(options: HealthWatchOptions = {}) {
     this.worker = new Worker(WORKER, {
       eval: true,
-      workerData: { intervalMs: o.intervalMs ?? 150, timeoutMs: o.timeoutMs ?? 2000 },
+      workerData: { intervalMs: options.intervalMs ?? 150, timeoutMs: options.timeoutMs ?? 2000 },
     });
     this.worker.on('message', (m: { id: number; targets: TargetHealth[] }) => {
       this.waiting.get(m.id)?.(m.targets);

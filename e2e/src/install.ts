@@ -70,22 +70,22 @@ interface WebhookEntry {
 }
 
 /** An entry of the shipped configuration, pointed at a webhook by URL, for this run only. */
-function adaptEntry(entry: WebhookEntry, o: WebhookConfigurationOptions): WebhookEntry {
+function adaptEntry(entry: WebhookEntry, options: WebhookConfigurationOptions): WebhookEntry {
   const selector = entry.namespaceSelector ?? {};
   const expressions = (selector.matchExpressions ?? []).map((e) => ({
     ...e,
-    values: e.values?.map((v) => (v === SYSTEM_NAMESPACE ? o.system : v)),
+    values: e.values?.map((v) => (v === SYSTEM_NAMESPACE ? options.system : v)),
   }));
-  expressions.push({ key: RUN_LABEL, operator: 'In', values: [o.run] });
+  expressions.push({ key: RUN_LABEL, operator: 'In', values: [options.run] });
   return {
     ...entry,
     clientConfig: {
-      url: `${o.url}${entry.clientConfig.service?.path ?? ''}`,
-      caBundle: o.caBundle,
+      url: `${options.url}${entry.clientConfig.service?.path ?? ''}`,
+      caBundle: options.caBundle,
     },
     namespaceSelector: { ...selector, matchExpressions: expressions },
-    ...(o.failurePolicy && entry.failurePolicy !== 'Ignore'
-      ? { failurePolicy: o.failurePolicy }
+    ...(options.failurePolicy && entry.failurePolicy !== 'Ignore'
+      ? { failurePolicy: options.failurePolicy }
       : {}),
   };
 }
@@ -97,15 +97,15 @@ function adaptEntry(entry: WebhookEntry, o: WebhookConfigurationOptions): Webhoo
  * (and a real install) are never touched by this run's webhook.
  */
 export function webhookConfiguration(
-  o: WebhookConfigurationOptions,
+  options: WebhookConfigurationOptions,
 ): V1MutatingWebhookConfiguration {
   const shipped = installManifests().find((m) => m.kind === 'MutatingWebhookConfiguration');
   if (!shipped) throw new Error('manifests/install.yaml has no MutatingWebhookConfiguration');
   const copy = JSON.parse(JSON.stringify(shipped)) as Manifest & { webhooks: WebhookEntry[] };
   return {
     ...copy,
-    metadata: { name: o.name },
-    webhooks: copy.webhooks.map((entry) => adaptEntry(entry, o)),
+    metadata: { name: options.name },
+    webhooks: copy.webhooks.map((entry) => adaptEntry(entry, options)),
   } as V1MutatingWebhookConfiguration;
 }
 
@@ -133,8 +133,8 @@ type RbacObject = Manifest & {
 };
 
 /** One shipped RBAC object made this run's. */
-function forRun(m: Manifest, system: string, run: string): RbacObject {
-  const o = JSON.parse(JSON.stringify(m)) as RbacObject;
+function forRun(manifest: Manifest, system: string, run: string): RbacObject {
+  const o = JSON.parse(JSON.stringify(manifest)) as RbacObject;
   const meta = o.metadata ?? {};
   const local = (ns: string | undefined) => (ns === SYSTEM_NAMESPACE ? system : ns);
   meta.namespace = local(meta.namespace);
@@ -196,12 +196,12 @@ export class TestInstall {
   /** A namespace of this run, opted in by the admin's annotation when asked. */
   async newNamespace(
     prefix: string,
-    o: { optedIn?: boolean; labels?: Record<string, string> } = {},
+    options: { optedIn?: boolean; labels?: Record<string, string> } = {},
   ) {
     const name = await createNamespace(this.cluster, {
       prefix,
-      labels: { ...o.labels, [RUN_LABEL]: this.run },
-      annotations: o.optedIn ? { [INJECT]: ENABLED } : undefined,
+      labels: { ...options.labels, [RUN_LABEL]: this.run },
+      annotations: options.optedIn ? { [INJECT]: ENABLED } : undefined,
     });
     this.namespaces.push(name);
     return name;
@@ -291,16 +291,20 @@ export class TestInstall {
 
   /** The controller's flags for self-managed certificates, for this run's names. */
   selfManagedCertificateArgs(
-    o: { certValiditySeconds?: number; caValiditySeconds?: number; caGraceSeconds?: number } = {},
+    options: {
+      certValiditySeconds?: number;
+      caValiditySeconds?: number;
+      caGraceSeconds?: number;
+    } = {},
   ): string[] {
     // prettier-ignore
     return [
       '--webhook-certificates', 'self-managed',
       '--webhook-configuration', this.webhookConfigurationName,
       '--webhook-cert-hosts', webhookHost(),
-      ...(o.certValiditySeconds ? ['--cert-validity-seconds', String(o.certValiditySeconds)] : []),
-      ...(o.caValiditySeconds ? ['--ca-validity-seconds', String(o.caValiditySeconds)] : []),
-      ...(o.caGraceSeconds ? ['--ca-grace-seconds', String(o.caGraceSeconds)] : []),
+      ...(options.certValiditySeconds ? ['--cert-validity-seconds', String(options.certValiditySeconds)] : []),
+      ...(options.caValiditySeconds ? ['--ca-validity-seconds', String(options.caValiditySeconds)] : []),
+      ...(options.caGraceSeconds ? ['--ca-grace-seconds', String(options.caGraceSeconds)] : []),
     ];
   }
 
@@ -319,12 +323,12 @@ export class TestInstall {
    * Starts the webhook (again, on the same address), by default waiting until it is ready; a
    * start that should wait for something, such as its certificate, passes `waitReady: false`.
    */
-  async resumeWebhook(o: { waitReady?: boolean } = {}): Promise<ManagedProcess> {
+  async resumeWebhook(options: { waitReady?: boolean } = {}): Promise<ManagedProcess> {
     this.webhook = await startProcess({
       name: 'outrigger-webhook',
       command: process.execPath,
       args: this.webhookArgs,
-      ready: o.waitReady === false ? undefined : { url: this.webhookReadyUrl },
+      ready: options.waitReady === false ? undefined : { url: this.webhookReadyUrl },
     });
     return this.webhook;
   }

@@ -11,27 +11,30 @@ export const templateRevision = (o: V1Deployment | V1ReplicaSet): string | undef
   o.spec?.template?.metadata?.annotations?.[CONFIG_REVISION];
 
 /** Why an owner is not yet on `revision` and complete, or undefined when it is. */
-export function behind(d: V1Deployment, revision: string): string | undefined {
-  const name = d.metadata?.name ?? '?';
-  if (templateRevision(d) !== revision) return `${name}: template at ${templateRevision(d)}`;
-  if (d.metadata?.annotations?.[RESTARTED_REVISION] !== revision) return `${name}: not restarted`;
-  if (deploymentRolloutStatus(d).outcome !== 'done') return `${name}: rolling`;
-  if (d.metadata?.labels?.[COMPLETED_REVISION] !== revision) return `${name}: not recorded`;
+export function behind(deployment: V1Deployment, revision: string): string | undefined {
+  const name = deployment.metadata?.name ?? '?';
+  if (templateRevision(deployment) !== revision)
+    return `${name}: template at ${templateRevision(deployment)}`;
+  if (deployment.metadata?.annotations?.[RESTARTED_REVISION] !== revision)
+    return `${name}: not restarted`;
+  if (deploymentRolloutStatus(deployment).outcome !== 'done') return `${name}: rolling`;
+  if (deployment.metadata?.labels?.[COMPLETED_REVISION] !== revision)
+    return `${name}: not recorded`;
   return undefined;
 }
 
 /** When the loop first saw an owner's rollout to `revision` complete, and its record of it. */
 export function noteCompletion(
-  d: V1Deployment,
+  deployment: V1Deployment,
   revision: string,
   seen: { now: number; complete: Map<string, number>; recorded: Map<string, number> },
 ): void {
-  const name = d.metadata?.name ?? '';
+  const name = deployment.metadata?.name ?? '';
   // Complete at the revision: nothing behind, or only the controller's record of it.
-  const why = behind(d, revision);
+  const why = behind(deployment, revision);
   if (why !== undefined && !why.endsWith(': not recorded')) return;
   if (!seen.complete.has(name)) seen.complete.set(name, seen.now);
-  if (d.metadata?.labels?.[COMPLETED_REVISION] === revision && !seen.recorded.has(name)) {
+  if (deployment.metadata?.labels?.[COMPLETED_REVISION] === revision && !seen.recorded.has(name)) {
     seen.recorded.set(name, seen.now);
   }
 }

@@ -34,20 +34,20 @@ export interface RefusingPolicyOptions {
 }
 
 /** The policy and its binding, in the order to apply them (remove() takes them in reverse). */
-export function refusingPolicy(o: RefusingPolicyOptions): KubernetesObject[] {
-  const account = `system:serviceaccount:${o.accountsOf}:`;
+export function refusingPolicy(options: RefusingPolicyOptions): KubernetesObject[] {
+  const account = `system:serviceaccount:${options.accountsOf}:`;
   const probed = `(has(object.metadata.annotations) && '${PROBE_ANNOTATION}' in object.metadata.annotations)`;
   const policy = {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicy',
-    metadata: { name: o.name },
+    metadata: { name: options.name },
     spec: {
       failurePolicy: 'Fail',
       matchConstraints: { resourceRules: [UPDATE_DEPLOYMENTS] },
       validations: [
         {
-          expression: `object.metadata.name != '${o.deployment}' || !(request.userInfo.username.startsWith('${account}') || ${probed})`,
-          message: o.message,
+          expression: `object.metadata.name != '${options.deployment}' || !(request.userInfo.username.startsWith('${account}') || ${probed})`,
+          message: options.message,
         },
       ],
     },
@@ -55,29 +55,29 @@ export function refusingPolicy(o: RefusingPolicyOptions): KubernetesObject[] {
   const binding = {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicyBinding',
-    metadata: { name: o.name },
+    metadata: { name: options.name },
     spec: {
-      policyName: o.name,
+      policyName: options.name,
       validationActions: ['Deny'],
-      matchResources: { namespaceSelector: inNamespace(o.namespace) },
+      matchResources: { namespaceSelector: inNamespace(options.namespace) },
     },
   };
   return [policy, binding];
 }
 
 /** Fails every update of a Deployment in `namespace` with HTTP 500, "failed calling webhook". */
-export function failingWebhook(o: { name: string; namespace: string }): KubernetesObject {
+export function failingWebhook(options: { name: string; namespace: string }): KubernetesObject {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingWebhookConfiguration',
-    metadata: { name: o.name },
+    metadata: { name: options.name },
     webhooks: [
       {
         name: 'unanswered.e2e.outrigger.dev',
         // Port 1: nothing listens, so every call is refused at once.
         clientConfig: { url: 'https://127.0.0.1:1/validate' },
         rules: [UPDATE_DEPLOYMENTS],
-        namespaceSelector: inNamespace(o.namespace),
+        namespaceSelector: inNamespace(options.namespace),
         failurePolicy: 'Fail',
         sideEffects: 'None',
         admissionReviewVersions: ['v1'],

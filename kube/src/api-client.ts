@@ -101,13 +101,17 @@ export class KubeApi {
   private send<T>(
     method: string,
     path: string,
-    o: { query?: Query; body?: unknown; contentType?: string },
+    options: { query?: Query; body?: unknown; contentType?: string },
   ): Promise<T> {
-    const url = this.url(path, o.query);
+    const url = this.url(path, options.query);
     const what = `${method} ${url.pathname}`;
     return new Promise<T>((resolve, reject) => {
-      const body = o.body === undefined ? undefined : JSON.stringify(o.body);
-      const req = this.open(method, url, body ? (o.contentType ?? 'application/json') : undefined);
+      const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+      const req = this.open(
+        method,
+        url,
+        body ? (options.contentType ?? 'application/json') : undefined,
+      );
       req.setTimeout(REQUEST_TIMEOUT_MS, () =>
         req.destroy(new Error(`${what}: no answer in ${REQUEST_TIMEOUT_MS / 1000}s`)),
       );

@@ -47,18 +47,18 @@ function replacer(_key: string, value: unknown): unknown {
  * One JSON object a line: the fields, `component`, `level`, `message` and an ISO `timestamp`,
  * keys sorted. Lines below `level` are dropped before anything is built.
  */
-export function jsonLogger(o: {
+export function jsonLogger(options: {
   level: LogLevel;
   component: string;
   /** Where lines go; stderr by default. */
   write?: (line: string) => void;
 }): Logger {
-  const write = o.write ?? ((line: string) => void process.stderr.write(line));
-  const threshold = RANK[o.level];
+  const write = options.write ?? ((line: string) => void process.stderr.write(line));
+  const threshold = RANK[options.level];
   const log = (level: LogLevel, message: string, meta?: LogFields): void => {
     if (RANK[level] > threshold) return;
     const entry = {
-      component: o.component,
+      component: options.component,
       ...meta,
       level,
       message,

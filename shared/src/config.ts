@@ -325,13 +325,13 @@ function withDerivedDefaults(config: Config): Config {
   return { ...config, proxy };
 }
 
-function crossCheck(r: Reader, config: Config | undefined): void {
+function crossCheck(reader: Reader, config: Config | undefined): void {
   if (!config) return;
   if (config.init.name === config.proxy.name)
-    r.fail(['init', 'name'], `must differ from .proxy.name ("${config.proxy.name}")`);
+    reader.fail(['init', 'name'], `must differ from .proxy.name ("${config.proxy.name}")`);
   const { inbound, outbound, admin } = config.proxy.ports;
   if (new Set([inbound, outbound, admin]).size !== 3)
-    r.fail(
+    reader.fail(
       ['proxy', 'ports'],
       `inbound, outbound and admin must be three different ports; got ${inbound}, ${outbound}, ${admin}`,
     );

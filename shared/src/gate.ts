@@ -75,11 +75,11 @@ function statusesOf(pod: PodLike): ContainerStatus[] {
   });
 }
 
-function lastExit(s: ContainerStatus): string {
-  if (!s.terminated) return '';
+function lastExit(status: ContainerStatus): string {
+  if (!status.terminated) return '';
   const code =
-    s.terminated.exitCode === undefined ? '' : ` with exit code ${s.terminated.exitCode}`;
-  return `last ended ${s.terminated.reason ?? 'Terminated'}${code}`;
+    status.terminated.exitCode === undefined ? '' : ` with exit code ${status.terminated.exitCode}`;
+  return `last ended ${status.terminated.reason ?? 'Terminated'}${code}`;
 }
 
 /**
@@ -100,12 +100,16 @@ export function proxyTrouble(
   return undefined;
 }
 
-function troubleOf(pod: PodLike, s: ContainerStatus): ProxyTrouble | undefined {
-  const base = { pod: pod.metadata?.name ?? '', container: s.name, restarts: s.restartCount };
-  const reason = s.waiting?.reason;
+function troubleOf(pod: PodLike, status: ContainerStatus): ProxyTrouble | undefined {
+  const base = {
+    pod: pod.metadata?.name ?? '',
+    container: status.name,
+    restarts: status.restartCount,
+  };
+  const reason = status.waiting?.reason;
   if (reason !== undefined && BACKOFF_REASONS.includes(reason))
-    return { ...base, reason, message: s.waiting?.message ?? lastExit(s) };
-  if (s.restartCount > 0) return { ...base, reason: 'Restarted', message: lastExit(s) };
+    return { ...base, reason, message: status.waiting?.message ?? lastExit(status) };
+  if (status.restartCount > 0) return { ...base, reason: 'Restarted', message: lastExit(status) };
   return undefined;
 }
 
@@ -143,10 +147,10 @@ export function countRevisionPod(
   };
 }
 
-export function describeTrouble(t: ProxyTrouble): string {
-  const restarts = t.restarts > 0 ? `, restarted ${t.restarts} times` : '';
-  const message = t.message ? `: ${t.message}` : '';
-  return `container ${t.container} of pod ${t.pod} is ${t.reason === 'Restarted' ? 'restarting' : t.reason}${restarts}${message}`;
+export function describeTrouble(trouble: ProxyTrouble): string {
+  const restarts = trouble.restarts > 0 ? `, restarted ${trouble.restarts} times` : '';
+  const message = trouble.message ? `: ${trouble.message}` : '';
+  return `container ${trouble.container} of pod ${trouble.pod} is ${trouble.reason === 'Restarted' ? 'restarting' : trouble.reason}${restarts}${message}`;
 }
 
 export interface GateInput {
@@ -166,22 +170,22 @@ export interface GateVerdict {
   trouble?: ProxyTrouble;
 }
 
-export function judgeGate(g: GateInput): GateVerdict {
-  const trouble = g.pods?.trouble;
+export function judgeGate(gate: GateInput): GateVerdict {
+  const trouble = gate.pods?.trouble;
   if (trouble) return { state: 'failed', detail: describeTrouble(trouble), trouble };
-  if (g.stall) return { state: 'failed', detail: g.stall.detail };
-  if (g.rollout.state === 'progressing' || g.rollout.state === 'stalled')
-    return { state: 'pending', detail: `rollout not complete: ${g.rollout.detail}` };
-  return podsVerdict(g);
+  if (gate.stall) return { state: 'failed', detail: gate.stall.detail };
+  if (gate.rollout.state === 'progressing' || gate.rollout.state === 'stalled')
+    return { state: 'pending', detail: `rollout not complete: ${gate.rollout.detail}` };
+  return podsVerdict(gate);
 }
 
 /** Once the rollout is complete: every pod at the revision Ready, and one at least. */
-function podsVerdict(g: GateInput): GateVerdict {
-  if (!g.podsSynced)
+function podsVerdict(gate: GateInput): GateVerdict {
+  if (!gate.podsSynced)
     return { state: 'pending', detail: 'the pods at the revision are not listed yet' };
-  const { total = 0, ready = 0 } = g.pods ?? {};
+  const { total = 0, ready = 0 } = gate.pods ?? {};
   if (ready < total) return { state: 'pending', detail: `${ready} of ${total} pods Ready` };
-  if (g.desired > 0 && ready === 0)
+  if (gate.desired > 0 && ready === 0)
     return { state: 'pending', detail: 'no pod at the revision seen Ready yet' };
   return {
     state: 'passed',

@@ -109,25 +109,25 @@ interface Build {
   resources: ResourceRequirements;
 }
 
-function buildPatch(b: Build): AddOperation[] {
-  const spec = b.pod.spec ?? { containers: [] };
-  const parts = sidecarParts(b);
+function buildPatch(build: Build): AddOperation[] {
+  const spec = build.pod.spec ?? { containers: [] };
+  const parts = sidecarParts(build);
   const { initContainers, containers } = parts;
   const annotations: Record<string, string> = { [STATUS]: parts.status };
-  const podAnnotations = b.pod.metadata?.annotations ?? {};
+  const podAnnotations = build.pod.metadata?.annotations ?? {};
   // The proxy reads its owner from these (labels may be shortened; annotations never are).
-  if (podAnnotations[OWNER_KIND] === undefined) annotations[OWNER_KIND] = b.owner.kind;
-  if (podAnnotations[OWNER_NAME] === undefined) annotations[OWNER_NAME] = b.owner.name;
+  if (podAnnotations[OWNER_KIND] === undefined) annotations[OWNER_KIND] = build.owner.kind;
+  if (podAnnotations[OWNER_NAME] === undefined) annotations[OWNER_NAME] = build.owner.name;
   const firstUserContainer = spec.containers[0]?.name;
-  if (!b.native && firstUserContainer && podAnnotations[DEFAULT_CONTAINER] === undefined)
+  if (!build.native && firstUserContainer && podAnnotations[DEFAULT_CONTAINER] === undefined)
     annotations[DEFAULT_CONTAINER] = firstUserContainer;
   const labels = {
-    [REVISION]: b.snapshot.revision,
-    [OWNER_KIND]: labelValue(b.owner.kind),
-    [OWNER_NAME]: labelValue(b.owner.name),
+    [REVISION]: build.snapshot.revision,
+    [OWNER_KIND]: labelValue(build.owner.kind),
+    [OWNER_NAME]: labelValue(build.owner.name),
   };
   return [
-    ...metadataOps(b.pod, labels, annotations),
+    ...metadataOps(build.pod, labels, annotations),
     ...addToList(['spec', 'initContainers'], spec.initContainers, initContainers, 'front'),
     ...addToList(['spec', 'containers'], spec.containers, containers, 'front'),
     ...addToList(['spec', 'volumes'], spec.volumes, [IDENTITY_VOLUME_SOURCE], 'back'),
@@ -157,38 +157,38 @@ const partsCache = new WeakMap<ConfigSnapshot, Map<string, SidecarParts>>();
  * frozen, with their JSON computed once (see serializePatch): almost every pod of a cluster
  * shares a handful of combinations, so the webhook serializes them once, not once per pod.
  */
-function sidecarParts(b: Build): SidecarParts {
+function sidecarParts(build: Build): SidecarParts {
   // Nearly every pod has no overrides: a constant key spares serializing the rest.
-  const plain = Object.keys(b.overrides).length === 0;
+  const plain = Object.keys(build.overrides).length === 0;
   const key = plain
-    ? `plain:${b.native}`
+    ? `plain:${build.native}`
     : JSON.stringify([
-        b.native,
-        b.resources,
-        b.overrides['proxy-image'],
-        b.overrides['proxy-log-level'],
-        b.overrides['init-container'],
-        b.overrides['skip-inbound-ports'],
-        b.overrides['skip-outbound-ports'],
+        build.native,
+        build.resources,
+        build.overrides['proxy-image'],
+        build.overrides['proxy-log-level'],
+        build.overrides['init-container'],
+        build.overrides['skip-inbound-ports'],
+        build.overrides['skip-outbound-ports'],
       ]);
-  let forSnapshot = partsCache.get(b.snapshot);
-  if (!forSnapshot) partsCache.set(b.snapshot, (forSnapshot = new Map<string, SidecarParts>()));
+  let forSnapshot = partsCache.get(build.snapshot);
+  if (!forSnapshot) partsCache.set(build.snapshot, (forSnapshot = new Map<string, SidecarParts>()));
   const cached = forSnapshot.get(key);
   if (cached) return cached;
-  const parts = buildParts(b);
+  const parts = buildParts(build);
   if (forSnapshot.size >= MAX_PARTS_PER_SNAPSHOT) forSnapshot.clear();
   forSnapshot.set(key, parts);
   return parts;
 }
 
-function buildParts(b: Build): SidecarParts {
-  const useInit = b.overrides['init-container'] ?? b.snapshot.config.init.enabled;
-  const proxy = registerFragment(deepFreeze(proxyContainer(b)));
-  const init = useInit ? [registerFragment(deepFreeze(initContainer(b)))] : [];
-  const initContainers = b.native ? [...init, proxy] : init;
-  const containers = b.native ? [] : [proxy];
+function buildParts(build: Build): SidecarParts {
+  const useInit = build.overrides['init-container'] ?? build.snapshot.config.init.enabled;
+  const proxy = registerFragment(deepFreeze(proxyContainer(build)));
+  const init = useInit ? [registerFragment(deepFreeze(initContainer(build)))] : [];
+  const initContainers = build.native ? [...init, proxy] : init;
+  const containers = build.native ? [] : [proxy];
   const status = JSON.stringify({
-    revision: b.snapshot.revision,
+    revision: build.snapshot.revision,
     initContainers: initContainers.map((c) => c.name),
     containers: containers.map((c) => c.name),
     volumes: [IDENTITY_VOLUME],
@@ -221,15 +221,15 @@ export function skipPatch(pod: PodLike, reason: SkipReason): AddOperation[] {
  */
 export function proxyResources(
   config: Config,
-  o: Overrides,
+  overrides: Overrides,
 ): { resources: ResourceRequirements; warnings: string[] } {
   const base = config.proxy.resources;
   const warnings: string[] = [];
   const requests = { ...base.requests };
   const limits = { ...base.limits };
   for (const resource of ['cpu', 'memory'] as const) {
-    const request = o[`proxy-${resource}-request`];
-    const limit = o[`proxy-${resource}-limit`];
+    const request = overrides[`proxy-${resource}-request`];
+    const limit = overrides[`proxy-${resource}-limit`];
     const r = request ?? requests[resource];
     const l = limit ?? limits[resource];
     if (r !== undefined && l !== undefined && quantityValue(r) > quantityValue(l)) {
@@ -248,8 +248,8 @@ export function proxyResources(
 }
 
 /** The proxy's environment; the pod-specific values come through the downward API. */
-function proxyEnv(b: Build): EnvVar[] {
-  const { config, revision } = b.snapshot;
+function proxyEnv(build: Build): EnvVar[] {
+  const { config, revision } = build.snapshot;
   const { ports } = config.proxy;
   const fieldRef = (fieldPath: string) => ({ fieldRef: { fieldPath } });
   return [
@@ -258,7 +258,7 @@ function proxyEnv(b: Build): EnvVar[] {
     { name: ENV.ownerKind, valueFrom: fieldRef(`metadata.annotations['${OWNER_KIND}']`) },
     { name: ENV.ownerName, valueFrom: fieldRef(`metadata.annotations['${OWNER_NAME}']`) },
     { name: ENV.revision, value: revision },
-    { name: ENV.logLevel, value: b.overrides['proxy-log-level'] ?? config.proxy.logLevel },
+    { name: ENV.logLevel, value: build.overrides['proxy-log-level'] ?? config.proxy.logLevel },
     { name: ENV.inboundPort, value: String(ports.inbound) },
     { name: ENV.outboundPort, value: String(ports.outbound) },
     { name: ENV.adminPort, value: String(ports.admin) },
@@ -266,11 +266,11 @@ function proxyEnv(b: Build): EnvVar[] {
   ];
 }
 
-function proxyContainer(b: Build): Container {
-  const p = b.snapshot.config.proxy;
+function proxyContainer(build: Build): Container {
+  const p = build.snapshot.config.proxy;
   const c: Container = {
     name: p.name,
-    image: b.overrides['proxy-image'] ?? p.image,
+    image: build.overrides['proxy-image'] ?? p.image,
     imagePullPolicy: p.imagePullPolicy,
   };
   if (p.args.length > 0) c.args = [...p.args];
@@ -278,26 +278,29 @@ function proxyContainer(b: Build): Container {
     { name: 'outrigger-proxy', containerPort: p.ports.inbound, protocol: 'TCP' },
     { name: 'outrigger-admin', containerPort: p.ports.admin, protocol: 'TCP' },
   ];
-  c.env = proxyEnv(b);
-  c.resources = b.resources;
+  c.env = proxyEnv(build);
+  c.resources = build.resources;
   for (const probe of ['readinessProbe', 'livenessProbe', 'startupProbe'] as const) {
     if (p[probe]) c[probe] = p[probe];
   }
   c.securityContext = { ...p.securityContext, runAsUser: p.uid };
   c.volumeMounts = [{ name: IDENTITY_VOLUME, mountPath: IDENTITY_MOUNT_PATH }];
   c.terminationMessagePolicy = 'FallbackToLogsOnError';
-  if (b.native) c.restartPolicy = 'Always';
+  if (build.native) c.restartPolicy = 'Always';
   return c;
 }
 
-function initContainer(b: Build): Container {
-  const { init, proxy } = b.snapshot.config;
+function initContainer(build: Build): Container {
+  const { init, proxy } = build.snapshot.config;
   const skipInbound = [
     String(proxy.ports.admin),
     ...init.skipInboundPorts,
-    ...(b.overrides['skip-inbound-ports'] ?? []),
+    ...(build.overrides['skip-inbound-ports'] ?? []),
   ];
-  const skipOutbound = [...init.skipOutboundPorts, ...(b.overrides['skip-outbound-ports'] ?? [])];
+  const skipOutbound = [
+    ...init.skipOutboundPorts,
+    ...(build.overrides['skip-outbound-ports'] ?? []),
+  ];
   const args = [
     '--proxy-uid',
     String(proxy.uid),

@@ -49,7 +49,8 @@ export interface OwnerRef {
   name: string;
 }
 
-export const ownerKey = (o: OwnerRef): string => `${o.namespace}/${o.kind}/${o.name}`;
+export const ownerKey = (owner: OwnerRef): string =>
+  `${owner.namespace}/${owner.kind}/${owner.name}`;
 
 // Plain code-unit comparison, not localeCompare: the order must not depend on the locale of
 // whichever replica holds the lease.
@@ -201,8 +202,8 @@ function dueRestart(input: OwnerInput, inScope: boolean): OwnerAssessment['due']
   return undefined;
 }
 
-const isSettled = (r: RolloutStatus): boolean =>
-  r.state === 'complete' || r.state === 'unsupported';
+const isSettled = (status: RolloutStatus): boolean =>
+  status.state === 'complete' || status.state === 'unsupported';
 
 function stallOf(
   rollout: RolloutStatus,
@@ -286,21 +287,21 @@ function facts(input: OwnerInput, inScope: boolean): Facts {
 
 type Classified = Pick<OwnerAssessment, 'state' | 'detail'>;
 
-function rolloutState(f: Facts): Classified {
-  if (f.stall) return { state: 'stalled', detail: f.stall.detail };
-  switch (f.rollout.state) {
+function rolloutState(facts: Facts): Classified {
+  if (facts.stall) return { state: 'stalled', detail: facts.stall.detail };
+  switch (facts.rollout.state) {
     case 'stalled':
-      return { state: 'stalled', detail: f.rollout.detail };
+      return { state: 'stalled', detail: facts.rollout.detail };
     case 'progressing':
-      return { state: 'rolling', detail: f.rollout.detail };
+      return { state: 'rolling', detail: facts.rollout.detail };
     case 'complete':
     case 'unsupported':
-      return { state: 'current', detail: f.rollout.detail };
+      return { state: 'current', detail: facts.rollout.detail };
   }
 }
 
-const autoRestartDisabled = (w: Workload): boolean =>
-  templateOf(w)?.metadata?.annotations?.[AUTO_RESTART] === DISABLED;
+const autoRestartDisabled = (workload: Workload): boolean =>
+  templateOf(workload)?.metadata?.annotations?.[AUTO_RESTART] === DISABLED;
 
 /**
  * First match wins: out of scope with nothing to shed; our own rollout in flight; nothing
@@ -308,15 +309,19 @@ const autoRestartDisabled = (w: Workload): boolean =>
  * for it rather than stack ours on it; a superseded restart of ours is replaced instead, as
  * the new revision may be its fix); then the restart that is due.
  */
-function classify(f: Facts, input: OwnerInput, scopeDetail: string): Classified {
-  if (!f.due && f.target === NO_REVISION) return { state: 'not-enabled', detail: scopeDetail };
-  if (f.following || !f.due) return rolloutState(f);
+function classify(facts: Facts, input: OwnerInput, scopeDetail: string): Classified {
+  if (!facts.due && facts.target === NO_REVISION)
+    return { state: 'not-enabled', detail: scopeDetail };
+  if (facts.following || !facts.due) return rolloutState(facts);
   if (isOnDelete(input.workload))
-    return { state: 'on-delete', detail: `${f.due.detail}; OnDelete: delete its pods to update` };
+    return {
+      state: 'on-delete',
+      detail: `${facts.due.detail}; OnDelete: delete its pods to update`,
+    };
   if (autoRestartDisabled(input.workload))
-    return { state: 'opted-out', detail: `${f.due.detail}; ${AUTO_RESTART}=${DISABLED}` };
-  if (!isSettled(f.rollout) && !f.inFlight) return rolloutState(f);
-  return { state: f.due.kind === 'heal' ? 'escaped' : 'outdated', detail: f.due.detail };
+    return { state: 'opted-out', detail: `${facts.due.detail}; ${AUTO_RESTART}=${DISABLED}` };
+  if (!isSettled(facts.rollout) && !facts.inFlight) return rolloutState(facts);
+  return { state: facts.due.kind === 'heal' ? 'escaped' : 'outdated', detail: facts.due.detail };
 }
 
 export function assessOwner(input: OwnerInput): OwnerAssessment {

@@ -25,16 +25,16 @@ const QUIET_STATES: ReadonlySet<OwnerAssessment['state']> = new Set([
   'stalled',
 ]);
 
-export function quietness(a: OwnerAssessment): Quietness {
+export function quietness(assessment: OwnerAssessment): Quietness {
   const idle =
-    QUIET_STATES.has(a.state) &&
-    !a.due &&
-    !a.inFlight &&
-    !a.following &&
-    !a.completed &&
-    a.stall === undefined;
+    QUIET_STATES.has(assessment.state) &&
+    !assessment.due &&
+    !assessment.inFlight &&
+    !assessment.following &&
+    !assessment.completed &&
+    assessment.stall === undefined;
   if (!idle) return 'active';
-  return inWave(a) ? 'settled' : 'quiet';
+  return inWave(assessment) ? 'settled' : 'quiet';
 }
 
 /** The wave to the current revision is recorded complete, with no stop or resume since. */

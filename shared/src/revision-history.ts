@@ -98,24 +98,25 @@ export interface HistoryUpdate {
  * beyond the limit or the size bound (never the current one or one in `keep`), and the entries
  * that could not be read.
  */
-export function historyDataPatch(u: HistoryUpdate): Record<string, string | null> | undefined {
-  const recorded = u.history.find((e) => e.revision === u.revision);
+export function historyDataPatch(update: HistoryUpdate): Record<string, string | null> | undefined {
+  const recorded = update.history.find((e) => e.revision === update.revision);
   const current: HistoryEntry = recorded ?? {
-    revision: u.revision,
-    acceptedAtMs: u.nowMs,
-    content: revisionContent(u.config),
+    revision: update.revision,
+    acceptedAtMs: update.nowMs,
+    content: revisionContent(update.config),
   };
-  const kept = [current, ...u.history.filter((e) => e !== recorded)];
+  const kept = [current, ...update.history.filter((e) => e !== recorded)];
   const patch: Record<string, string | null> = recorded
     ? {}
-    : { [u.revision]: encodeEntry(current) };
-  for (const key of u.invalid ?? []) if (key !== u.revision) patch[key] = null;
-  const size = (e: HistoryEntry): number => bytesOf(e.revision) + bytesOf(encodeEntry(e));
+    : { [update.revision]: encodeEntry(current) };
+  for (const key of update.invalid ?? []) if (key !== update.revision) patch[key] = null;
+  const size = (entry: HistoryEntry): number =>
+    bytesOf(entry.revision) + bytesOf(encodeEntry(entry));
   let bytes = kept.reduce((n, e) => n + size(e), 0);
   let count = kept.length;
   for (const e of [...kept].reverse()) {
-    if (count <= u.limit && bytes <= HISTORY_MAX_BYTES) break;
-    if (e.revision === u.revision || u.keep.includes(e.revision)) continue;
+    if (count <= update.limit && bytes <= HISTORY_MAX_BYTES) break;
+    if (e.revision === update.revision || update.keep.includes(e.revision)) continue;
     patch[e.revision] = null;
     count -= 1;
     bytes -= size(e);

@@ -121,7 +121,8 @@ const n = (value: number | undefined): number => value ?? 0;
 
 // The API server defaults an absent strategy type to RollingUpdate; objects written by hand
 // (tests, `outrigger` reading files) may lack it, so absent counts as the default here.
-const strategyOf = (s: UpdateStrategy | undefined): string => s?.type ?? 'RollingUpdate';
+const strategyOf = (strategy: UpdateStrategy | undefined): string =>
+  strategy?.type ?? 'RollingUpdate';
 
 /** How many pods the workload wants: its replicas, or the nodes a DaemonSet should run on. */
 export function desiredPods(workload: Workload): number {
@@ -161,13 +162,13 @@ function observed(generation: number | undefined, observedGeneration: number | u
   return observedGeneration !== undefined && n(generation) <= observedGeneration;
 }
 
-function deploymentStatus(d: DeploymentObject): RolloutStatus {
-  if (!observed(d.metadata?.generation, d.status?.observedGeneration))
+function deploymentStatus(deployment: DeploymentObject): RolloutStatus {
+  if (!observed(deployment.metadata?.generation, deployment.status?.observedGeneration))
     return progressing('spec-not-observed', 'waiting for deployment spec update to be observed');
-  const name = d.metadata?.name ?? '';
+  const name = deployment.metadata?.name ?? '';
   return (
-    deploymentStall(name, d.status?.conditions) ??
-    deploymentReplicas(name, d.spec?.replicas, d.status ?? {})
+    deploymentStall(name, deployment.status?.conditions) ??
+    deploymentReplicas(name, deployment.spec?.replicas, deployment.status ?? {})
   );
 }
 
@@ -222,15 +223,18 @@ function unsupported(kind: string, strategy: string): RolloutStatus {
   };
 }
 
-function statefulSetStatus(s: StatefulSetObject): RolloutStatus {
-  const strategy = s.spec?.updateStrategy;
+function statefulSetStatus(statefulSet: StatefulSetObject): RolloutStatus {
+  const strategy = statefulSet.spec?.updateStrategy;
   if (strategyOf(strategy) !== 'RollingUpdate')
     return unsupported('statefulset', strategyOf(strategy));
-  const status = s.status ?? {};
+  const status = statefulSet.status ?? {};
   // Unlike the other two, kubectl treats observedGeneration 0 as never observed.
-  if (!status.observedGeneration || !observed(s.metadata?.generation, status.observedGeneration))
+  if (
+    !status.observedGeneration ||
+    !observed(statefulSet.metadata?.generation, status.observedGeneration)
+  )
     return progressing('spec-not-observed', 'waiting for statefulset spec update to be observed');
-  const replicas = s.spec?.replicas;
+  const replicas = statefulSet.spec?.replicas;
   const ready = n(status.readyReplicas);
   if (replicas !== undefined && ready < replicas)
     return progressing('ready-replicas', `waiting for ${replicas - ready} pods to be ready`);
@@ -266,12 +270,12 @@ function partitionedStatus(
   return { state: 'complete', detail: `partitioned roll out complete: ${updated} new pods` };
 }
 
-function daemonSetStatus(d: DaemonSetObject): RolloutStatus {
-  const strategy = strategyOf(d.spec?.updateStrategy);
+function daemonSetStatus(daemonSet: DaemonSetObject): RolloutStatus {
+  const strategy = strategyOf(daemonSet.spec?.updateStrategy);
   if (strategy !== 'RollingUpdate') return unsupported('daemonset', strategy);
-  const name = d.metadata?.name ?? '';
-  const status = d.status ?? {};
-  if (!observed(d.metadata?.generation, status.observedGeneration))
+  const name = daemonSet.metadata?.name ?? '';
+  const status = daemonSet.status ?? {};
+  if (!observed(daemonSet.metadata?.generation, status.observedGeneration))
     return progressing('spec-not-observed', 'waiting for daemon set spec update to be observed');
   const wait = `waiting for daemon set "${name}" rollout to finish:`;
   const desired = n(status.desiredNumberScheduled);

@@ -41,8 +41,8 @@ export function parseStageRecord(value: string | undefined): StageRecord | undef
   return { revision, stage: stage as RecordedStage, sinceMs };
 }
 
-export const formatStageRecord = (r: StageRecord): string =>
-  `${r.revision} ${r.stage} ${formatTime(r.sinceMs)}`;
+export const formatStageRecord = (record: StageRecord): string =>
+  `${record.revision} ${record.stage} ${formatTime(record.sinceMs)}`;
 
 export function readLastGood(annotations: Labels | undefined): string | undefined {
   const value = annotations?.[LAST_GOOD_REVISION]?.trim();
@@ -123,33 +123,39 @@ const NONE: Omit<StageDecision, 'stage' | 'detail'> = {
   recheckAtMs: undefined,
 };
 
-function stoppedStage(i: StageInput): StageDecision {
+function stoppedStage(input: StageInput): StageDecision {
   const to =
-    i.rollout.onFailure === 'rollback' && i.lastGood !== undefined && i.lastGood !== i.revision
-      ? i.lastGood
+    input.rollout.onFailure === 'rollback' &&
+    input.lastGood !== undefined &&
+    input.lastGood !== input.revision
+      ? input.lastGood
       : undefined;
   if (to === undefined) {
     const why =
-      i.rollout.onFailure === 'stop'
+      input.rollout.onFailure === 'stop'
         ? 'onFailure is stop'
         : 'no earlier revision completed a wave, so there is nothing to roll back to';
-    return { ...NONE, stage: 'stopped', detail: `the wave to ${i.revision} is stopped; ${why}` };
+    return {
+      ...NONE,
+      stage: 'stopped',
+      detail: `the wave to ${input.revision} is stopped; ${why}`,
+    };
   }
-  const keys = i.owners.filter((o) => o.inWave).map((o) => o.key);
-  const busy = keys.length > 0 || i.owners.some((o) => o.rollingBack);
+  const keys = input.owners.filter((o) => o.inWave).map((o) => o.key);
+  const busy = keys.length > 0 || input.owners.some((o) => o.rollingBack);
   return {
     ...NONE,
     stage: busy ? 'rolling-back' : 'rolled-back',
     detail: busy
-      ? `rolling ${keys.length} owners back from ${i.revision} to ${to}`
-      : `the owners the wave to ${i.revision} restarted are back on ${to}`,
+      ? `rolling ${keys.length} owners back from ${input.revision} to ${to}`
+      : `the owners the wave to ${input.revision} restarted are back on ${to}`,
     rollback: keys.length > 0 ? { keys, to } : undefined,
   };
 }
 
 /** Nothing left to restart, follow or judge: the wave is complete. */
-function isComplete(i: StageInput): boolean {
-  return !i.owners.some(
+function isComplete(input: StageInput): boolean {
+  return !input.owners.some(
     (o) =>
       o.candidate === 'rollout' ||
       o.candidate === 'shed' ||
@@ -159,47 +165,47 @@ function isComplete(i: StageInput): boolean {
   );
 }
 
-function completeStage(i: StageInput, record: StageRecord | undefined): StageDecision {
+function completeStage(input: StageInput, record: StageRecord | undefined): StageDecision {
   return {
     ...NONE,
     stage: 'complete',
-    detail: `every owner in scope runs ${i.revision}`,
+    detail: `every owner in scope runs ${input.revision}`,
     record:
       record?.stage === 'complete'
         ? undefined
-        : { revision: i.revision, stage: 'complete', sinceMs: i.nowMs },
-    lastGood: i.lastGood === i.revision ? undefined : i.revision,
+        : { revision: input.revision, stage: 'complete', sinceMs: input.nowMs },
+    lastGood: input.lastGood === input.revision ? undefined : input.revision,
   };
 }
 
-const rolling = (i: StageInput, record: StageRecord | undefined): StageDecision => ({
+const rolling = (input: StageInput, record: StageRecord | undefined): StageDecision => ({
   ...NONE,
   stage: 'rolling',
-  detail: `restarting outdated owners, at most ${i.rollout.maxConcurrent} at once`,
+  detail: `restarting outdated owners, at most ${input.rollout.maxConcurrent} at once`,
   record:
     record?.stage === 'rolling' || record?.stage === 'complete'
       ? undefined
-      : { revision: i.revision, stage: 'rolling', sinceMs: i.nowMs },
+      : { revision: input.revision, stage: 'rolling', sinceMs: input.nowMs },
 });
 
 /** Every rollout candidate but the canaries waits for the canary stage to pass. */
-function holdAllBut(i: StageInput, canaries: ReadonlySet<string>): Set<string> {
+function holdAllBut(input: StageInput, canaries: ReadonlySet<string>): Set<string> {
   return new Set(
-    i.owners.filter((o) => o.candidate === 'rollout' && !canaries.has(o.key)).map((o) => o.key),
+    input.owners.filter((o) => o.candidate === 'rollout' && !canaries.has(o.key)).map((o) => o.key),
   );
 }
 
-function canaryStage(i: StageInput, record: StageRecord | undefined): StageDecision {
-  const { count, soakSeconds } = i.rollout.canary;
-  const restarted = i.owners.filter((o) => o.canary && o.inWave);
+function canaryStage(input: StageInput, record: StageRecord | undefined): StageDecision {
+  const { count, soakSeconds } = input.rollout.canary;
+  const restarted = input.owners.filter((o) => o.canary && o.inWave);
   const slots = count - restarted.length;
   const chosen = new Set(
-    i.owners
+    input.owners
       .filter((o) => o.candidate === 'rollout' && o.canaryEligible)
       .slice(0, Math.max(0, slots))
       .map((o) => o.key),
   );
-  const held = holdAllBut(i, chosen);
+  const held = holdAllBut(input, chosen);
   if (chosen.size > 0)
     return {
       ...NONE,
@@ -211,7 +217,7 @@ function canaryStage(i: StageInput, record: StageRecord | undefined): StageDecis
   if (restarted.length === 0) {
     // A canary that is due but busy (someone else's rollout): wait for it rather than go on
     // without a canary.
-    const busy = i.owners.find((o) => o.busy && o.canaryEligible);
+    const busy = input.owners.find((o) => o.busy && o.canaryEligible);
     if (busy)
       return {
         ...NONE,
@@ -220,7 +226,7 @@ function canaryStage(i: StageInput, record: StageRecord | undefined): StageDecis
         held,
       };
     // The canaries that soaked are gone (deleted, opted out): the soak still runs its time.
-    if (record?.stage === 'soaking' && i.nowMs < record.sinceMs + soakSeconds * 1000) {
+    if (record?.stage === 'soaking' && input.nowMs < record.sinceMs + soakSeconds * 1000) {
       const endMs = record.sinceMs + soakSeconds * 1000;
       return {
         ...NONE,
@@ -231,18 +237,18 @@ function canaryStage(i: StageInput, record: StageRecord | undefined): StageDecis
       };
     }
     // No owner matches the canary selectors: there is nothing to judge the revision by first.
-    return rolling(i, record);
+    return rolling(input, record);
   }
-  return soakStage(i, record, { restarted, held, soakSeconds });
+  return soakStage(input, record, { restarted, held, soakSeconds });
 }
 
 /** Every canary restarted: they must pass the gate, then stay healthy for the soak. */
 function soakStage(
-  i: StageInput,
+  input: StageInput,
   record: StageRecord | undefined,
-  c: { restarted: readonly StageOwner[]; held: ReadonlySet<string>; soakSeconds: number },
+  counts: { restarted: readonly StageOwner[]; held: ReadonlySet<string>; soakSeconds: number },
 ): StageDecision {
-  const { restarted, held, soakSeconds } = c;
+  const { restarted, held, soakSeconds } = counts;
   const pending = restarted.filter((o) => o.gate?.state !== 'passed');
   const soaking = record?.stage === 'soaking';
   if (pending.length > 0)
@@ -252,25 +258,29 @@ function soakStage(
       detail: `waiting for ${pending.length} canary owners to pass the gate: ${pending[0]?.key}: ${pending[0]?.gate?.detail ?? 'not judged yet'}`,
       held,
     };
-  if (soakSeconds === 0) return rolling(i, record);
-  const sinceMs = soaking ? record.sinceMs : i.nowMs;
+  if (soakSeconds === 0) return rolling(input, record);
+  const sinceMs = soaking ? record.sinceMs : input.nowMs;
   const endMs = sinceMs + soakSeconds * 1000;
-  if (i.nowMs >= endMs) return rolling(i, record);
+  if (input.nowMs >= endMs) return rolling(input, record);
   return {
     ...NONE,
     stage: 'soaking',
     detail: `${restarted.length} canary owners healthy; the rest of the wave starts at ${formatTime(endMs)} if they stay so`,
     held,
-    record: soaking ? undefined : { revision: i.revision, stage: 'soaking', sinceMs },
+    record: soaking ? undefined : { revision: input.revision, stage: 'soaking', sinceMs },
     recheckAtMs: endMs,
   };
 }
 
-export function decideStage(i: StageInput): StageDecision {
-  if (i.stopped) return stoppedStage(i);
-  const record = i.record?.revision === i.revision ? i.record : undefined;
-  if (isComplete(i)) return completeStage(i, record);
-  if (record?.stage === 'rolling' || record?.stage === 'complete' || i.rollout.canary.count === 0)
-    return { ...rolling(i, record), record: undefined };
-  return canaryStage(i, record);
+export function decideStage(input: StageInput): StageDecision {
+  if (input.stopped) return stoppedStage(input);
+  const record = input.record?.revision === input.revision ? input.record : undefined;
+  if (isComplete(input)) return completeStage(input, record);
+  if (
+    record?.stage === 'rolling' ||
+    record?.stage === 'complete' ||
+    input.rollout.canary.count === 0
+  )
+    return { ...rolling(input, record), record: undefined };
+  return canaryStage(input, record);
 }

@@ -37,43 +37,48 @@ export interface Context {
 /** How soon a heal held for an unanswering webhook is looked at again. */
 export const WEBHOOK_RECHECK_MS = 5000;
 
-function stalledVerdict(a: OwnerAssessment, ctx: Context): Verdict {
-  if (!a.following || !a.stall) {
-    const detail = `stalled, but not in a restart of ours to ${a.target}: ${a.detail}`;
-    return a.due
+function stalledVerdict(assessment: OwnerAssessment, ctx: Context): Verdict {
+  if (!assessment.following || !assessment.stall) {
+    const detail = `stalled, but not in a restart of ours to ${assessment.target}: ${assessment.detail}`;
+    return assessment.due
       ? { action: 'wait', reason: 'rollout-stalled', detail }
       : { action: 'none', reason: 'rollout-stalled', detail };
   }
-  if (ctx.resumedAtMs !== undefined && a.stall.sinceMs <= ctx.resumedAtMs)
-    return { action: 'none', reason: 'stall-acknowledged', detail: a.stall.detail };
-  return { action: 'stop', reason: a.stall.reason, detail: a.stall.detail, stops: true };
+  if (ctx.resumedAtMs !== undefined && assessment.stall.sinceMs <= ctx.resumedAtMs)
+    return { action: 'none', reason: 'stall-acknowledged', detail: assessment.stall.detail };
+  return {
+    action: 'stop',
+    reason: assessment.stall.reason,
+    detail: assessment.stall.detail,
+    stops: true,
+  };
 }
 
-function outdatedVerdict(a: OwnerAssessment): Verdict {
-  const kind = a.due?.kind ?? 'rollout';
-  if (a.restarted?.revision === a.target)
+function outdatedVerdict(assessment: OwnerAssessment): Verdict {
+  const kind = assessment.due?.kind ?? 'rollout';
+  if (assessment.restarted?.revision === assessment.target)
     return {
       action: 'skip',
       reason: 'already-restarted',
-      detail: `restarted to ${a.target} once already; not again for this revision (${a.detail})`,
+      detail: `restarted to ${assessment.target} once already; not again for this revision (${assessment.detail})`,
     };
   return {
     action: 'restart',
     reason: kind === 'shed' ? 'shed-sidecars' : 'outdated',
-    detail: a.detail,
+    detail: assessment.detail,
     candidate: kind,
   };
 }
 
-function escapedVerdict(a: OwnerAssessment, ctx: Context): Verdict {
+function escapedVerdict(assessment: OwnerAssessment, ctx: Context): Verdict {
   if (!ctx.rollout.healEscapedPods)
-    return { action: 'skip', reason: 'heal-disabled', detail: a.detail };
-  const healed = a.healed;
-  if (healed?.revision === a.target)
+    return { action: 'skip', reason: 'heal-disabled', detail: assessment.detail };
+  const healed = assessment.healed;
+  if (healed?.revision === assessment.target)
     return {
       action: 'skip',
       reason: 'heal-did-not-help',
-      detail: `healed once at this revision and ${a.detail}`,
+      detail: `healed once at this revision and ${assessment.detail}`,
     };
   // Back-off holds across revisions too, so a burst of configuration changes cannot turn
   // into a loop of restarts of the same owner.
@@ -92,10 +97,10 @@ function escapedVerdict(a: OwnerAssessment, ctx: Context): Verdict {
     return {
       action: 'wait',
       reason: 'webhook-unavailable',
-      detail: `${a.detail}; the webhook is not ready, so new pods would escape too`,
+      detail: `${assessment.detail}; the webhook is not ready, so new pods would escape too`,
       recheckAtMs: ctx.nowMs + WEBHOOK_RECHECK_MS,
     };
-  return { action: 'restart', reason: 'escaped', detail: a.detail, candidate: 'heal' };
+  return { action: 'restart', reason: 'escaped', detail: assessment.detail, candidate: 'heal' };
 }
 
 /**
@@ -103,112 +108,124 @@ function escapedVerdict(a: OwnerAssessment, ctx: Context): Verdict {
  * stopped for it, whether or not the stop's record on the ConfigMap is there to say so (a write
  * that conflicted, a replacement controller whose cache has not caught up).
  */
-function rolledBackHere(a: OwnerAssessment, ctx: Context): boolean {
-  if (a.rolledBackFrom !== a.target || a.target === NO_REVISION) return false;
-  const at = a.restarted?.atMs ?? 0;
+function rolledBackHere(assessment: OwnerAssessment, ctx: Context): boolean {
+  if (assessment.rolledBackFrom !== assessment.target || assessment.target === NO_REVISION)
+    return false;
+  const at = assessment.restarted?.atMs ?? 0;
   return ctx.resumedAtMs === undefined || ctx.resumedAtMs < at;
 }
 
-export function verdict(a: OwnerAssessment, ctx: Context): Verdict {
-  if (a.due && rolledBackHere(a, ctx))
+export function verdict(assessment: OwnerAssessment, ctx: Context): Verdict {
+  if (assessment.due && rolledBackHere(assessment, ctx))
     return {
       action: 'wait',
       reason: 'wave-stopped',
-      detail: `rolled back from ${a.target} by its failed wave; waits for a resume or a new revision`,
+      detail: `rolled back from ${assessment.target} by its failed wave; waits for a resume or a new revision`,
       stopped: true,
     };
-  return stateVerdict(a, ctx);
+  return stateVerdict(assessment, ctx);
 }
 
-function stateVerdict(a: OwnerAssessment, ctx: Context): Verdict {
-  switch (a.state) {
+function stateVerdict(assessment: OwnerAssessment, ctx: Context): Verdict {
+  switch (assessment.state) {
     case 'current':
-      return { action: 'none', reason: 'current', detail: a.detail };
+      return { action: 'none', reason: 'current', detail: assessment.detail };
     case 'not-enabled':
-      return { action: 'none', reason: 'not-enabled', detail: a.detail };
+      return { action: 'none', reason: 'not-enabled', detail: assessment.detail };
     case 'rolling':
-      if (a.following)
+      if (assessment.following)
         return {
           action: 'follow',
           reason: 'following',
-          detail: a.detail,
-          recheckAtMs: a.deadlineAtMs,
+          detail: assessment.detail,
+          recheckAtMs: assessment.deadlineAtMs,
         };
-      return { action: a.due ? 'wait' : 'none', reason: 'rollout-in-progress', detail: a.detail };
+      return {
+        action: assessment.due ? 'wait' : 'none',
+        reason: 'rollout-in-progress',
+        detail: assessment.detail,
+      };
     case 'stalled':
-      return stalledVerdict(a, ctx);
+      return stalledVerdict(assessment, ctx);
     case 'on-delete':
-      return { action: 'skip', reason: 'on-delete', detail: a.detail };
+      return { action: 'skip', reason: 'on-delete', detail: assessment.detail };
     case 'opted-out':
-      return { action: 'skip', reason: 'auto-restart-disabled', detail: a.detail };
+      return { action: 'skip', reason: 'auto-restart-disabled', detail: assessment.detail };
     case 'outdated':
-      return outdatedVerdict(a);
+      return outdatedVerdict(assessment);
     case 'escaped':
-      return escapedVerdict(a, ctx);
+      return escapedVerdict(assessment, ctx);
   }
 }
 
 /** Restarted by the current wave and still stamped with its revision. */
-export const inWave = (a: OwnerAssessment): boolean =>
-  a.target !== NO_REVISION && a.restarted?.revision === a.target && a.pinned === a.target;
+export const inWave = (assessment: OwnerAssessment): boolean =>
+  assessment.target !== NO_REVISION &&
+  assessment.restarted?.revision === assessment.target &&
+  assessment.pinned === assessment.target;
 
 /**
  * The gate of an owner the wave restarted. A failure an admin's resume acknowledged (the
  * restart came before the resume) no longer counts: the admin chose to go on.
  */
 export function gateOf(
-  a: OwnerAssessment,
+  assessment: OwnerAssessment,
   ctx: Context,
   podsSynced: boolean,
 ): GateVerdict | undefined {
-  if (!inWave(a)) return undefined;
+  if (!inWave(assessment)) return undefined;
   const g = pastDeadline(
     judgeGate({
-      rollout: a.rollout,
-      stall: a.stall,
-      pods: a.revisionPods,
+      rollout: assessment.rollout,
+      stall: assessment.stall,
+      pods: assessment.revisionPods,
       podsSynced,
-      desired: a.desiredPods,
+      desired: assessment.desiredPods,
     }),
-    a,
+    assessment,
     { ...ctx, podsSynced },
   );
-  const acknowledged = ctx.resumedAtMs !== undefined && (a.restarted?.atMs ?? 0) <= ctx.resumedAtMs;
+  const acknowledged =
+    ctx.resumedAtMs !== undefined && (assessment.restarted?.atMs ?? 0) <= ctx.resumedAtMs;
   if (g.state !== 'failed' || !acknowledged) return g;
   return { state: 'passed', detail: `${g.detail} (acknowledged by the resume)` };
 }
 
 /** When a pending gate fails: progressDeadlineSeconds after the restart, as a rollout would. */
-const gateDeadlineMs = (a: OwnerAssessment, ctx: Context): number | undefined =>
-  a.restarted?.atMs === undefined
+const gateDeadlineMs = (assessment: OwnerAssessment, ctx: Context): number | undefined =>
+  assessment.restarted?.atMs === undefined
     ? undefined
-    : a.restarted.atMs + ctx.rollout.progressDeadlineSeconds * 1000 + 1;
+    : assessment.restarted.atMs + ctx.rollout.progressDeadlineSeconds * 1000 + 1;
 
 /**
  * A gate still pending past the deadline fails: pods that never become Ready after a complete
  * rollout (unschedulable, not ready) would otherwise hold the wave, neither going on nor stopping.
  */
 function pastDeadline(
-  g: GateVerdict,
-  a: OwnerAssessment,
+  gateVerdict: GateVerdict,
+  assessment: OwnerAssessment,
   ctx: Context & { podsSynced: boolean },
 ): GateVerdict {
-  const at = gateDeadlineMs(a, ctx);
+  const at = gateDeadlineMs(assessment, ctx);
   // Pending because the controller has not listed the pods says nothing about the owner.
-  if (g.state !== 'pending' || !ctx.podsSynced || at === undefined || ctx.nowMs < at) return g;
+  if (gateVerdict.state !== 'pending' || !ctx.podsSynced || at === undefined || ctx.nowMs < at)
+    return gateVerdict;
   const seconds = ctx.rollout.progressDeadlineSeconds;
-  return { state: 'failed', detail: `not healthy ${seconds}s after the restart: ${g.detail}` };
+  return {
+    state: 'failed',
+    detail: `not healthy ${seconds}s after the restart: ${gateVerdict.detail}`,
+  };
 }
 
 /** A failed gate stops the wave, like a stalled rollout of ours; a pending one is looked at again by its deadline. */
 export function gatedVerdict(
   v: Verdict,
   g: GateVerdict | undefined,
-  a: OwnerAssessment,
+  assessment: OwnerAssessment,
   ctx: Context,
 ): Verdict {
   if (g?.state === 'pending')
-    return { ...v, recheckAtMs: earliest([v.recheckAtMs, gateDeadlineMs(a, ctx)]) };
+    return { ...v, recheckAtMs: earliest([v.recheckAtMs, gateDeadlineMs(assessment, ctx)]) };
   if (g?.state !== 'failed' || v.stops) return v;
   const reason = g.trouble ? 'proxy-failing' : 'deadline-exceeded';
   return { action: 'stop', reason, detail: g.detail, stops: true };

@@ -153,8 +153,8 @@ function wallMs(ms: number, tz: string): number {
   return Math.floor(ms / 60_000) * 60_000 + offsetMs(ms, tz);
 }
 
-const dayOn = (w: MaintenanceWindow, weekday: number): boolean =>
-  w.days.includes(WEEKDAYS[((weekday % 7) + 7) % 7] ?? 'Mon');
+const dayOn = (window: MaintenanceWindow, weekday: number): boolean =>
+  window.days.includes(WEEKDAYS[((weekday % 7) + 7) % 7] ?? 'Mon');
 
 export interface WindowState {
   open: boolean;
@@ -170,16 +170,19 @@ interface Span {
 }
 
 /** Every span of the window that starts on the local days from one before to eight after now. */
-function spans(w: MaintenanceWindow, nowMs: number): Span[] {
-  const today = local(nowMs, w.timeZone);
+function spans(window: MaintenanceWindow, nowMs: number): Span[] {
+  const today = local(nowMs, window.timeZone);
   const out: Span[] = [];
   for (let k = -1; k <= 8; k++) {
     const date = new Date(Date.UTC(today.year, today.month - 1, today.day + k));
-    if (!dayOn(w, (date.getUTCDay() + 6) % 7)) continue;
-    const start = minutes(w.start);
-    const end = minutes(w.end);
+    if (!dayOn(window, (date.getUTCDay() + 6) % 7)) continue;
+    const start = minutes(window.start);
+    const end = minutes(window.end);
     const endDate = new Date(date.getTime() + (end > start ? 0 : 86_400_000));
-    out.push({ from: instant(date, start, w.timeZone), to: instant(endDate, end, w.timeZone) });
+    out.push({
+      from: instant(date, start, window.timeZone),
+      to: instant(endDate, end, window.timeZone),
+    });
   }
   return out;
 }
@@ -207,6 +210,6 @@ function closing(all: readonly Span[], open: readonly Span[]): number {
 }
 
 /** One line for logs and `outrigger status`: `Sat,Sun 01:00-05:00 Europe/Berlin`. */
-export function describeWindow(w: MaintenanceWindow): string {
-  return `${w.days.join(',')} ${w.start}-${w.end} ${w.timeZone}`;
+export function describeWindow(window: MaintenanceWindow): string {
+  return `${window.days.join(',')} ${window.start}-${window.end} ${window.timeZone}`;
 }

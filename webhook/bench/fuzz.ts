@@ -171,18 +171,18 @@ async function measure(target: Target) {
 
 type Figures = Awaited<ReturnType<typeof measure>>['figures'];
 
-function verdicts(f: Figures): [string, boolean][] {
+function verdicts(figures: Figures): [string, boolean][] {
   return [
-    ['the webhook is alive', f.alive],
-    ['no 5xx and no dropped request', f.failed === 0],
-    ['every case answered as owed', f.answeredWrong === 0],
-    ['RSS at rest within 50 MiB of warm-up', f.rssMiB.growth <= 50],
+    ['the webhook is alive', figures.alive],
+    ['no 5xx and no dropped request', figures.failed === 0],
+    ['every case answered as owed', figures.answeredWrong === 0],
+    ['RSS at rest within 50 MiB of warm-up', figures.rssMiB.growth <= 50],
     [
-      `peak RSS under the chart's limit (${f.rssMiB.chartLimit} MiB)`,
-      f.rssMiB.peak < f.rssMiB.chartLimit,
+      `peak RSS under the chart's limit (${figures.rssMiB.chartLimit} MiB)`,
+      figures.rssMiB.peak < figures.rssMiB.chartLimit,
     ],
-    ['/healthz p99 under 50 ms', f.healthz.p99 < 50],
-    ['a declared body over the limit gets 413', f.declaredOverLimit === 413],
+    ['/healthz p99 under 50 ms', figures.healthz.p99 < 50],
+    ['a declared body over the limit gets 413', figures.declaredOverLimit === 413],
   ];
 }
 

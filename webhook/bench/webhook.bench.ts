@@ -249,8 +249,8 @@ interface Measured {
   byWorkload: Map<string, Result>;
 }
 
-async function runServer(s: Server, ca: string, workloads: Workload[]): Promise<Measured> {
-  const target = await start(s.name, s.args, s.env);
+async function runServer(server: Server, ca: string, workloads: Workload[]): Promise<Measured> {
+  const target = await start(server.name, server.args, server.env);
   try {
     await new Promise((r) => setTimeout(r, 500)); // settled after its start
     const startRss = rssMiB(target.pid);

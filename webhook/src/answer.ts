@@ -43,10 +43,10 @@ export type Answer =
   /** An internal failure, already answered as --on-error says; counted and logged by the caller. */
   | { kind: 'failed'; request: RequestSummary; message: string; stack?: string; body: string };
 
-const summary = (r: AdmissionRequest): RequestSummary => ({
-  uid: r.uid,
-  namespace: r.namespace,
-  dryRun: r.dryRun,
+const summary = (request: AdmissionRequest): RequestSummary => ({
+  uid: request.uid,
+  namespace: request.namespace,
+  dryRun: request.dryRun,
 });
 
 export function answerBody(endpoint: Endpoint, body: string, ctx: AnswerContext): Answer {

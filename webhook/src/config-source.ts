@@ -150,27 +150,27 @@ export class RevisionRefresher {
   private pending: Promise<void> | undefined;
   private readonly now: () => number;
 
-  constructor(private readonly d: RefresherDeps) {
-    this.now = d.now ?? Date.now;
+  constructor(private readonly deps: RefresherDeps) {
+    this.now = deps.now ?? Date.now;
   }
 
   async ensure(revision: string | undefined): Promise<void> {
-    if (revision === undefined || this.d.hasSeen(revision)) return;
+    if (revision === undefined || this.deps.hasSeen(revision)) return;
     if (this.pending) return this.pending;
     if (this.now() - this.lastMs < 1000) {
-      this.d.metrics.configRefreshes.inc({ result: 'rate-limited' });
+      this.deps.metrics.configRefreshes.inc({ result: 'rate-limited' });
       return;
     }
     this.lastMs = this.now();
     // Bounded: admission must answer within the webhook timeout even if the API server hangs;
     // the pod then gets the configuration held now.
     const timeout = new Promise<void>((resolve) => setTimeout(resolve, REFRESH_TIMEOUT_MS).unref());
-    this.pending = Promise.race([this.d.refresh(), timeout]).finally(
+    this.pending = Promise.race([this.deps.refresh(), timeout]).finally(
       () => (this.pending = undefined),
     );
     await this.pending;
-    this.d.metrics.configRefreshes.inc({
-      result: this.d.hasSeen(revision) ? 'found' : 'not-found',
+    this.deps.metrics.configRefreshes.inc({
+      result: this.deps.hasSeen(revision) ? 'found' : 'not-found',
     });
   }
 }

@@ -106,25 +106,25 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = {}): Webhook
   return checkCombinations(flags);
 }
 
-function checkCombinations(f: WebhookFlags): WebhookFlags {
-  const files = f.tlsCertFile !== undefined || f.tlsKeyFile !== undefined;
-  if (files && f.tlsSecret)
+function checkCombinations(flags: WebhookFlags): WebhookFlags {
+  const files = flags.tlsCertFile !== undefined || flags.tlsKeyFile !== undefined;
+  if (files && flags.tlsSecret)
     throw new FlagError(
       'give either --tls-cert-file and --tls-key-file, or --tls-secret, not both',
     );
-  if (files && (!f.tlsCertFile || !f.tlsKeyFile))
+  if (files && (!flags.tlsCertFile || !flags.tlsKeyFile))
     throw new FlagError('--tls-cert-file and --tls-key-file go together');
-  if (!files && !f.tlsSecret)
+  if (!files && !flags.tlsSecret)
     throw new FlagError(
       'the webhook serves HTTPS only: give --tls-cert-file and --tls-key-file, or --tls-secret NAMESPACE/NAME',
     );
-  if (f.maxBodyBytesInFlight < f.maxBodyBytes)
+  if (flags.maxBodyBytesInFlight < flags.maxBodyBytes)
     throw new FlagError(
-      `--max-body-bytes-in-flight (${f.maxBodyBytesInFlight}) must be at least --max-body-bytes (${f.maxBodyBytes})`,
+      `--max-body-bytes-in-flight (${flags.maxBodyBytesInFlight}) must be at least --max-body-bytes (${flags.maxBodyBytes})`,
     );
-  if (f.configFile && f.configMap)
+  if (flags.configFile && flags.configMap)
     throw new FlagError('give either --config-file or --config-map, not both');
-  return f;
+  return flags;
 }
 
 export const USAGE = `Usage: outrigger-webhook [flags]   (each flag is also an environment variable, e.g. --config-map is ${envName('config-map')})

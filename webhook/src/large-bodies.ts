@@ -108,11 +108,11 @@ export class LargeBodyWorker {
     return worker;
   }
 
-  private settle(m: FromWorker): void {
-    const job = this.jobs.get(m.id);
-    this.jobs.delete(m.id);
-    if ('error' in m) job?.reject(new Error(m.error));
-    else job?.resolve({ answer: m.answer, body: m.body });
+  private settle(message: FromWorker): void {
+    const job = this.jobs.get(message.id);
+    this.jobs.delete(message.id);
+    if ('error' in message) job?.reject(new Error(message.error));
+    else job?.resolve({ answer: message.answer, body: message.body });
     if (this.jobs.size === 0) {
       clearTimeout(this.idleTimer);
       this.idleTimer = setTimeout(() => void this.stop(), IDLE_MS).unref();

@@ -54,40 +54,42 @@ interface Api {
   cluster: typeof Cluster;
 }
 
-function apiNeeded(f: WebhookFlags): boolean {
-  return Boolean(f.kubeconfig || f.configMap || f.tlsSecret || process.env.KUBERNETES_SERVICE_HOST);
+function apiNeeded(flags: WebhookFlags): boolean {
+  return Boolean(
+    flags.kubeconfig || flags.configMap || flags.tlsSecret || process.env.KUBERNETES_SERVICE_HOST,
+  );
 }
 
 /** The API server, when the flags or the environment name one; undefined standalone. */
-async function connect(f: WebhookFlags): Promise<Api | undefined> {
-  if (!apiNeeded(f)) return undefined;
+async function connect(flags: WebhookFlags): Promise<Api | undefined> {
+  if (!apiNeeded(flags)) return undefined;
   const cluster = await import('./cluster.js');
-  return { kube: cluster.connectApi(f.kubeconfig), cluster };
+  return { kube: cluster.connectApi(flags.kubeconfig), cluster };
 }
 
 function configSource(
-  f: WebhookFlags,
+  flags: WebhookFlags,
   store: ConfigStore,
   api: Api | undefined,
   deps: WebhookDeps,
 ): ConfigSource {
-  if (f.configFile) return new FileConfigSource(store, f.configFile);
-  if (f.configMap && api)
-    return new api.cluster.ConfigMapSource(store, api.kube, f.configMap, deps);
+  if (flags.configFile) return new FileConfigSource(store, flags.configFile);
+  if (flags.configMap && api)
+    return new api.cluster.ConfigMapSource(store, api.kube, flags.configMap, deps);
   return new DefaultConfigSource(store);
 }
 
 function tlsSource(
-  f: WebhookFlags,
+  flags: WebhookFlags,
   store: TlsStore,
   api: Api | undefined,
   deps: WebhookDeps,
 ): TlsSource {
-  if (f.tlsSecret && api)
-    return new api.cluster.SecretTlsSource(store, api.kube, f.tlsSecret, deps);
+  if (flags.tlsSecret && api)
+    return new api.cluster.SecretTlsSource(store, api.kube, flags.tlsSecret, deps);
   return new FileTlsSource(
     store,
-    { certFile: f.tlsCertFile ?? '', keyFile: f.tlsKeyFile ?? '' },
+    { certFile: flags.tlsCertFile ?? '', keyFile: flags.tlsKeyFile ?? '' },
     deps.logger,
   );
 }
@@ -158,10 +160,10 @@ function pinnedSnapshots(
 
 /** Starts the configuration, certificate and namespace sources; resolves once each has listed. */
 async function startSources(
-  o: { flags: WebhookFlags; api: Api | undefined; native: boolean; stops: Stop[] },
+  options: { flags: WebhookFlags; api: Api | undefined; native: boolean; stops: Stop[] },
   deps: WebhookDeps,
 ): Promise<Sources> {
-  const { flags, api, native } = o;
+  const { flags, api, native } = options;
   const inCluster = api !== undefined;
   let namespaces: ReadonlyMap<string, NamespaceMeta> | undefined = inCluster
     ? undefined
@@ -208,7 +210,7 @@ async function startSources(
         rebuild();
       })
     : undefined;
-  o.stops.push(
+  options.stops.push(
     () => config.stop(),
     () => tls.stop(),
     async () => nsWatch?.stop(),
@@ -281,10 +283,10 @@ async function start(
 
 /** The HTTPS admission server, taking each new certificate as it comes. */
 async function serveAdmission(
-  o: { flags: WebhookFlags; sources: Sources; pair: KeyPair; stops: Stop[] },
+  options: { flags: WebhookFlags; sources: Sources; pair: KeyPair; stops: Stop[] },
   deps: WebhookDeps,
 ): Promise<HttpsServer> {
-  const { flags, sources, pair, stops } = o;
+  const { flags, sources, pair, stops } = options;
   const { configStore } = sources;
   const refresher = new RevisionRefresher({
     hasSeen: sources.hasSeen,
@@ -323,10 +325,10 @@ async function serveAdmission(
   return https;
 }
 
-function tlsDescription(f: WebhookFlags): string {
-  if (f.tlsSecret)
-    return `Secret ${f.tlsSecret.namespace}/${f.tlsSecret.name}, keys tls.crt and tls.key; in self-managed mode the controller creates it`;
-  return `files ${f.tlsCertFile ?? ''} and ${f.tlsKeyFile ?? ''}`;
+function tlsDescription(flags: WebhookFlags): string {
+  if (flags.tlsSecret)
+    return `Secret ${flags.tlsSecret.namespace}/${flags.tlsSecret.name}, keys tls.crt and tls.key; in self-managed mode the controller creates it`;
+  return `files ${flags.tlsCertFile ?? ''} and ${flags.tlsKeyFile ?? ''}`;
 }
 
 /** Stops accepting, closes connections as they become idle or if never used, waits for the rest. */

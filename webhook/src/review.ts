@@ -128,8 +128,8 @@ function optionalObject(value: unknown, field: string): KubeObject | undefined {
   return value;
 }
 
-function optionalString(r: Record<string, unknown>, field: string): string | undefined {
-  const v = r[field];
+function optionalString(raw: Record<string, unknown>, field: string): string | undefined {
+  const v = raw[field];
   if (v === undefined || v === null || v === '') return undefined;
   if (typeof v !== 'string')
     throw new BadReviewError(`request.${field} must be a string; got ${describe(v)}`);
@@ -158,25 +158,25 @@ export function parseReview(body: string): AdmissionRequest {
   return readRequest(r);
 }
 
-function readRequest(r: Record<string, unknown>): AdmissionRequest {
-  if (typeof r.uid !== 'string' || r.uid === '')
-    throw new BadReviewError(`request.uid must be a non-empty string; got ${describe(r.uid)}`);
-  if (typeof r.operation !== 'string')
-    throw new BadReviewError(`request.operation must be a string; got ${describe(r.operation)}`);
-  if (r.dryRun !== undefined && r.dryRun !== null && typeof r.dryRun !== 'boolean')
-    throw new BadReviewError(`request.dryRun must be true or false; got ${describe(r.dryRun)}`);
+function readRequest(raw: Record<string, unknown>): AdmissionRequest {
+  if (typeof raw.uid !== 'string' || raw.uid === '')
+    throw new BadReviewError(`request.uid must be a non-empty string; got ${describe(raw.uid)}`);
+  if (typeof raw.operation !== 'string')
+    throw new BadReviewError(`request.operation must be a string; got ${describe(raw.operation)}`);
+  if (raw.dryRun !== undefined && raw.dryRun !== null && typeof raw.dryRun !== 'boolean')
+    throw new BadReviewError(`request.dryRun must be true or false; got ${describe(raw.dryRun)}`);
   const request: AdmissionRequest = {
-    uid: r.uid,
-    kind: readKind(r.kind),
-    operation: r.operation,
-    dryRun: r.dryRun === true,
+    uid: raw.uid,
+    kind: readKind(raw.kind),
+    operation: raw.operation,
+    dryRun: raw.dryRun === true,
   };
   for (const field of ['namespace', 'name', 'subResource'] as const) {
-    const v = optionalString(r, field);
+    const v = optionalString(raw, field);
     if (v !== undefined) request[field] = v;
   }
-  const object = optionalObject(r.object, 'object');
-  const oldObject = optionalObject(r.oldObject, 'oldObject');
+  const object = optionalObject(raw.object, 'object');
+  const oldObject = optionalObject(raw.oldObject, 'oldObject');
   if (object) request.object = object;
   if (oldObject) request.oldObject = oldObject;
   checkShape(request);

@@ -199,10 +199,10 @@ async function admit(
 }
 
 function respond(
-  o: { endpoint: Endpoint; answer: Answer; res: ServerResponse; start: number },
+  options: { endpoint: Endpoint; answer: Answer; res: ServerResponse; start: number },
   deps: ServeDeps,
 ): void {
-  const { endpoint, answer, res, start } = o;
+  const { endpoint, answer, res, start } = options;
   switch (answer.kind) {
     case 'malformed':
       deps.metrics.admissions.inc({ endpoint, outcome: 'invalid', reason: 'malformed' });
@@ -293,16 +293,16 @@ export function startHttps(
   handler: ReturnType<typeof createAdmissionHandler>,
   pair: KeyPair,
   address: Address,
-  o: { maxConnections?: number; onEvicted?: () => void } = {},
+  options: { maxConnections?: number; onEvicted?: () => void } = {},
 ): Promise<HttpsServer> {
   const server = createHttpsServer(
     { cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2', ...SERVER_TIMEOUTS },
     handler,
   );
   const connections = new Connections({
-    max: o.maxConnections ?? MAX_CONNECTIONS,
+    max: options.maxConnections ?? MAX_CONNECTIONS,
     silentMs: SERVER_TIMEOUTS.headersTimeout,
-    onEvicted: o.onEvicted,
+    onEvicted: options.onEvicted,
   });
   connections.watch(server);
   connectionsOf.set(server, connections);
