@@ -18,13 +18,15 @@ import {
 import { ObjectCache } from './cache';
 import { CERTIFICATES_KEY, CertificateKeeper } from './certificate-keeper';
 import type { CertificateFlags } from './flags';
-import { ConfigHolder, type ConfigInForce, type ConfigProblem } from './config-map';
+import { ConfigHolder, type ConfigInForce } from './config-map';
+import { ConfigProblems } from './config-problems';
 import { EventRecorder } from './events';
 import { HISTORY_KEY, reconcileHistory } from './history';
 import type { Logger } from './log';
 import type { ControllerMetrics } from './metrics';
 import { namespaceKey, namespaceOfKey, reconcileNamespace } from './namespace';
 import { OwnerIndex, type PodSet } from './owner-index';
+import { NO_POD_WATCH, type InjectedPodWatch } from './injected-pods';
 import { injectedPodSelector } from './pods';
 import { probeReady } from './webhook-probe';
 import { TerminalError, WorkQueue, WriteLimiter, type ReconcileEvent, type Result } from './queue';
@@ -50,6 +52,14 @@ export interface ControllerOptions {
   /** Self-managed certificates, when set. */
   certificates?: CertificateFlags;
   writeLimit?: { ratePerSecond: number; burst: number };
+  /** Makes the injected-pod watch this controller steers (none: no pods are watched). */
+  injectedPods?: (controller: Controller) => InjectedPodWatch;
+  /**
+   * Whether the Lease is still held and recently renewed (default: always); checked before
+   * every write, since the queue stops only after the elector notices, which may be a renewal
+   * period late.
+   */
+  mayWrite?: () => boolean;
 }
 
 /** The kind of a key, for metrics: Namespace, Wave or Certificates. */
@@ -60,17 +70,9 @@ export class Controller {
   /** Every owner: its workload, its pods and its assessment. */
   readonly owners: OwnerIndex;
   readonly config: ConfigHolder;
-  /**
-   * Whether the Lease is still held and recently renewed; checked before every write, since
-   * the queue stops only after the elector notices, which may be a renewal period late.
-   */
-  mayWrite: () => boolean = () => true;
   /** Keeps the webhook's certificates, in self-managed mode. */
   readonly certificates: CertificateKeeper | undefined;
-  /** Called when the selector of injected pods worth watching changes with the configuration. */
-  onPodSelector: (selector: string) => void = () => undefined;
-  /** Whether the injected-pod watch with the current selector has listed once. */
-  podsSynced: () => boolean = () => true;
+  readonly injectedPods: InjectedPodWatch;
   /** The revision history ConfigMap, as the watch last saw it. */
   private history: V1ConfigMap | undefined;
   /** The gate is judging owners of a wave: it needs the pods at the current revision. */
@@ -84,11 +86,12 @@ export class Controller {
   private readonly events: EventRecorder;
   private readonly clock: () => number;
   private podSelector: string | undefined;
-  private lastProblemVersion: string | undefined;
+  private readonly problems: ConfigProblems;
   private broken = false;
 
   constructor(private readonly options: ControllerOptions) {
     this.config = new ConfigHolder(options.configMap);
+    this.injectedPods = options.injectedPods?.(this) ?? NO_POD_WATCH;
     this.owners = new OwnerIndex((name) => this.namespaces.get(name), options.systemNamespace);
     this.clock = options.clock ?? Date.now;
     this.limiter = new WriteLimiter(options.writeLimit ?? WRITE_LIMIT);
@@ -99,6 +102,13 @@ export class Controller {
       logger: options.logger,
       instance: options.identity,
       clock: this.clock,
+    });
+    this.problems = new ConfigProblems({
+      configMap: options.configMap,
+      logger: options.logger,
+      metrics: options.metrics,
+      events: this.events,
+      leading: () => this.queue !== undefined,
     });
     if (options.certificates)
       this.certificates = new CertificateKeeper({
@@ -178,26 +188,11 @@ export class Controller {
   onConfigMap(items: readonly V1ConfigMap[]): void {
     const cm = items.find((c) => c.metadata?.name === this.options.configMap.name);
     const { configChanged, problem } = this.config.offer(cm);
-    if (problem) this.refused(cm, problem);
+    if (problem) this.problems.report(cm, problem, this.config.inForce?.revision);
     const inForce = this.config.inForce;
     if (configChanged && inForce) this.configInForce(inForce);
     // The ConfigMap's annotations hold the wave's stop and the admin's resume.
     this.waveChanged();
-  }
-
-  /** Reports a refused ConfigMap version, once per version: a resync brings it back. */
-  private refused(cm: V1ConfigMap | undefined, problem: ConfigProblem): void {
-    const version = cm?.metadata?.resourceVersion ?? 'absent';
-    if (version === this.lastProblemVersion) return;
-    this.lastProblemVersion = version;
-    this.options.metrics.configErrors.inc({ reason: problem.reason });
-    this.options.logger.error('configuration refused; the last good one stays in force', {
-      configMap: `${this.options.configMap.namespace}/${this.options.configMap.name}`,
-      reason: problem.reason,
-      error: problem.message,
-      revision: this.config.inForce?.revision ?? null,
-    });
-    void this.reportConfigProblem(cm, problem.message);
   }
 
   private configInForce(inForce: ConfigInForce): void {
@@ -227,7 +222,7 @@ export class Controller {
     );
     if (selector === this.podSelector) return;
     this.podSelector = selector;
-    this.onPodSelector(selector);
+    this.injectedPods.switchTo(selector);
   }
 
   startLeading(): void {
@@ -289,7 +284,7 @@ export class Controller {
   private async acquireWrite(queue: WorkQueue | undefined): Promise<void> {
     await this.limiter.acquire();
     // Leadership may have ended while this waited for a token: only the leader writes.
-    if (queue === undefined || this.queue !== queue || !this.mayWrite())
+    if (queue === undefined || this.queue !== queue || !(this.options.mayWrite?.() ?? true))
       throw new TerminalError('no longer the leader; not writing');
   }
 
@@ -369,25 +364,13 @@ export class Controller {
       podsSynced:
         this.podSelector !== undefined &&
         this.podSelector === this.widePodSelector() &&
-        this.podsSynced(),
+        this.injectedPods.hasSynced,
     };
   }
 
   private widePodSelector(): string | undefined {
     const inForce = this.config.inForce;
     return inForce && injectedPodSelector(inForce.revision, true, true);
-  }
-
-  private async reportConfigProblem(cm: V1ConfigMap | undefined, message: string): Promise<void> {
-    if (!cm || !this.queue) return;
-    const { namespace, name } = this.options.configMap;
-    await this.events.record({
-      subject: { apiVersion: 'v1', kind: 'ConfigMap', namespace, name, uid: cm.metadata?.uid },
-      type: 'Warning',
-      reason: 'InvalidConfiguration',
-      message,
-      once: cm.metadata?.resourceVersion ?? message,
-    });
   }
 
   private observe(event: ReconcileEvent): void {

@@ -2,7 +2,7 @@
 // metrics server; on SIGTERM it releases the Lease (so a follower takes over at once) and stops.
 
 import type { Server as HttpServer } from 'node:http';
-import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import {
   LeaderElector,
   ResilientWatch,
@@ -15,10 +15,11 @@ import {
   startProbeServer,
 } from '@outrigger/kube';
 import { Controller } from './controller';
+import { InjectedPods } from './injected-pods';
 import { USAGE, parseFlags, type ControllerFlags } from './flags';
 import { createLogger, type Logger } from './log';
 import { ControllerMetrics } from './metrics';
-import { certificateWatches, fixedWatches, podWatch, type WatchDeps } from './watches';
+import { certificateWatches, fixedWatches, type WatchDeps } from './watches';
 
 export interface Running {
   metricsPort: number;
@@ -49,46 +50,6 @@ function elector(
   });
 }
 
-/**
- * The injected-pod watch, replaced whenever the configuration's revision changes its selector.
- * Until the first configuration is in force there is nothing to compare pods against.
- */
-class InjectedPods {
-  private current: ResilientWatch<V1Pod> | undefined;
-  private stopped = false;
-
-  constructor(private readonly deps: WatchDeps) {}
-
-  /** No selector yet, or the watch of the current one has listed once. */
-  get hasSynced(): boolean {
-    return this.current?.hasSynced ?? true;
-  }
-
-  /**
-   * For readiness: the first watch has listed. A later switch of selector (the gate widening it)
-   * relists, but the controller is no less ready meanwhile: the gate waits for it on its own.
-   */
-  get hasListedOnce(): boolean {
-    if (this.current?.hasSynced) this.listedOnce = true;
-    return this.current === undefined || this.listedOnce;
-  }
-
-  private listedOnce = false;
-
-  switchTo(selector: string): void {
-    if (this.stopped) return;
-    const old = this.current;
-    this.current = podWatch(this.deps, 'injected', selector);
-    void old?.stop();
-    this.current.start().catch(() => undefined);
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.current?.stop();
-  }
-}
-
 export async function startController(
   flags: ControllerFlags,
   deps: ControllerDeps,
@@ -96,7 +57,9 @@ export async function startController(
   const { logger, metrics } = deps;
   const api = new KubeApi(loadClusterAccess(flags.kubeconfig));
   const identity = defaultIdentity();
-  const controller = new Controller({
+  // Made after the controller, whose leading it starts and stops.
+  const election: { leader?: LeaderElector } = {};
+  const controller: Controller = new Controller({
     api,
     systemNamespace: flags.namespace,
     configMap: flags.configMap,
@@ -106,11 +69,12 @@ export async function startController(
     webhookReadyUrl: flags.webhookReadyUrl,
     writeLimit: { ratePerSecond: flags.writeQps, burst: flags.writeBurst },
     certificates: flags.certificates,
+    injectedPods: (c) => new InjectedPods({ api, controller: c, logger, metrics }),
+    // Before the elector exists nothing leads, so nothing writes.
+    mayWrite: () => (election.leader ? election.leader.isLeader : !flags.leaderElect),
   });
   const watchDeps: WatchDeps = { api, controller, logger, metrics };
-  const injected = new InjectedPods(watchDeps);
-  controller.onPodSelector = (selector) => injected.switchTo(selector);
-  controller.podsSynced = () => injected.hasSynced;
+  const injected = controller.injectedPods;
   const watches: ResilientWatch<KubernetesObject>[] = [
     ...fixedWatches(watchDeps),
     ...certificateWatches(watchDeps),
@@ -127,10 +91,9 @@ export async function startController(
   const leader = flags.leaderElect
     ? elector(api, flags, controller, { ...deps, identity })
     : undefined;
-  if (leader) {
-    controller.mayWrite = () => leader.isLeader;
-    leader.start();
-  } else controller.startLeading();
+  election.leader = leader;
+  if (leader) leader.start();
+  else controller.startLeading();
   logger.info('outrigger-controller running', {
     metrics: boundPort(http),
     namespace: flags.namespace,
