@@ -6,7 +6,13 @@
 // warm; a new leader enqueues every key, as whatever happened while it did not lead must be
 // looked at again.
 
-import type { V1ConfigMap, V1Namespace, V1Pod } from '@kubernetes/client-node';
+import type {
+  V1ConfigMap,
+  V1MutatingWebhookConfiguration,
+  V1Namespace,
+  V1Pod,
+  V1Secret,
+} from '@kubernetes/client-node';
 import type { KubeApi, ObjectRef, WatchDelta } from '@outrigger/kube';
 import {
   historyConfigMapName,
@@ -24,10 +30,9 @@ import { EventRecorder } from './events';
 import { HISTORY_KEY, reconcileHistory } from './history';
 import type { Logger } from './log';
 import type { ControllerMetrics } from './metrics';
-import { namespaceKey, namespaceOfKey, reconcileNamespace } from './namespace';
+import { NAMESPACE_KEY_KIND, namespaceKey, namespaceOfKey, reconcileNamespace } from './namespace';
 import { OwnerIndex, type PodSet } from './owner-index';
-import { NO_POD_WATCH, type InjectedPodWatch } from './injected-pods';
-import { injectedPodSelector } from './pods';
+import { NO_POD_WATCH, PodSelection, type InjectedPodWatch } from './injected-pods';
 import { probeReady } from './webhook-probe';
 import { TerminalError, WorkQueue, WriteLimiter, type ReconcileEvent, type Result } from './queue';
 import { WAVE_KEY, WaveStep, type OwnerBackoff, type WaveView } from './wave-step';
@@ -73,10 +78,10 @@ export class Controller {
   /** Keeps the webhook's certificates, in self-managed mode. */
   readonly certificates: CertificateKeeper | undefined;
   readonly injectedPods: InjectedPodWatch;
+  private readonly podSelection: PodSelection;
   /** The revision history ConfigMap, as the watch last saw it. */
   private history: V1ConfigMap | undefined;
   /** The gate is judging owners of a wave: it needs the pods at the current revision. */
-  private gateJudging = false;
 
   private queue: WorkQueue | undefined;
   private readonly dryRunReported = new Set<string>();
@@ -85,13 +90,13 @@ export class Controller {
   private readonly limiter: WriteLimiter;
   private readonly events: EventRecorder;
   private readonly clock: () => number;
-  private podSelector: string | undefined;
   private readonly problems: ConfigProblems;
   private broken = false;
 
   constructor(private readonly options: ControllerOptions) {
     this.config = new ConfigHolder(options.configMap);
     this.injectedPods = options.injectedPods?.(this) ?? NO_POD_WATCH;
+    this.podSelection = new PodSelection(this.injectedPods);
     this.owners = new OwnerIndex((name) => this.namespaces.get(name), options.systemNamespace);
     this.clock = options.clock ?? Date.now;
     this.limiter = new WriteLimiter(options.writeLimit ?? WRITE_LIMIT);
@@ -123,9 +128,21 @@ export class Controller {
     options.metrics.leader.set(0);
   }
 
-  /** The Secrets or the webhook configuration changed: the certificates are looked at again. */
-  certificatesChanged(): void {
+  /** The CA and serving Secrets, as their watches list them: the certificates are looked at. */
+  onCertificateSecrets(items: readonly V1Secret[]): void {
+    this.certificates?.secrets.replace(items);
     this.queue?.add(CERTIFICATES_KEY);
+  }
+
+  /** The webhook configuration whose caBundle the keeper keeps. */
+  onWebhookConfigurations(items: readonly V1MutatingWebhookConfiguration[]): void {
+    this.certificates?.webhookConfigurations.replace(items);
+    this.queue?.add(CERTIFICATES_KEY);
+  }
+
+  /** The configuration's ConfigMap. */
+  get configMapRef(): ObjectRef {
+    return this.options.configMap;
   }
 
   get systemNamespace(): string {
@@ -154,11 +171,6 @@ export class Controller {
   onHistory(items: readonly V1ConfigMap[]): void {
     this.history = items.find((c) => c.metadata?.name === this.historyRef.name);
     this.queue?.add(HISTORY_KEY);
-  }
-
-  /** The injected-pod selector for the configuration in force (none before the first). */
-  get currentPodSelector(): string | undefined {
-    return this.podSelector;
   }
 
   onNamespaces(delta: WatchDelta<V1Namespace>): void {
@@ -198,31 +210,10 @@ export class Controller {
   private configInForce(inForce: ConfigInForce): void {
     this.options.metrics.setRevision(inForce.revision);
     this.options.logger.info('configuration in force', { revision: inForce.revision });
-    this.choosePodSelector();
+    this.podSelection.configInForce(inForce);
     this.queue?.add(HISTORY_KEY);
     // excludeNamespaces may have changed: every namespace's label is decided again.
     for (const name of this.namespaces.keys()) this.queue?.add(namespaceKey(name));
-  }
-
-  /** The pod watch widens while the gate judges owners of a wave, and narrows after. */
-  private judgingChanged(judging: boolean): void {
-    if (judging === this.gateJudging) return;
-    this.gateJudging = judging;
-    this.choosePodSelector();
-  }
-
-  private choosePodSelector(): void {
-    const inForce = this.config.inForce;
-    if (!inForce) return;
-    const { revision, config } = inForce;
-    const selector = injectedPodSelector(
-      revision,
-      config.rollout.restartOnOptOut,
-      this.gateJudging,
-    );
-    if (selector === this.podSelector) return;
-    this.podSelector = selector;
-    this.injectedPods.switchTo(selector);
   }
 
   startLeading(): void {
@@ -288,22 +279,37 @@ export class Controller {
       throw new TerminalError('no longer the leader; not writing');
   }
 
+  /** The reconciler of each kind of key (a key's part before its first slash). */
+  private readonly reconcilers: Record<string, (key: string, queue: WorkQueue) => Promise<Result>> =
+    {
+      [WAVE_KEY]: (_key, queue) => this.reconcileWave(queue),
+      [HISTORY_KEY]: (_key, queue) => this.reconcileHistory(queue),
+      [CERTIFICATES_KEY]: () => this.certificates?.reconcile() ?? Promise.resolve({ done: true }),
+      [NAMESPACE_KEY_KIND]: (key, queue) => this.reconcileNamespace(key, queue),
+    };
+
   private async reconcile(key: string, queue: WorkQueue): Promise<Result> {
-    if (key === WAVE_KEY) return this.reconcileWave(queue);
-    if (key === HISTORY_KEY)
-      return reconcileHistory({
-        api: this.options.api,
-        ref: this.historyRef,
-        config: this.config.inForce,
-        configAnnotations: this.config.configMap?.metadata?.annotations,
-        history: this.history,
-        inUse: this.owners.pinnedRevisions(),
-        clock: this.clock,
-        acquireWrite: () => this.acquireWrite(queue),
-        metrics: this.options.metrics,
-        logger: this.options.logger,
-      });
-    if (key === CERTIFICATES_KEY && this.certificates) return this.certificates.reconcile();
+    const reconciler = this.reconcilers[kindOfKey(key)];
+    if (!reconciler) throw new TerminalError(`no reconciler for key ${key}`);
+    return reconciler(key, queue);
+  }
+
+  private reconcileHistory(queue: WorkQueue): Promise<Result> {
+    return reconcileHistory({
+      api: this.options.api,
+      ref: this.historyRef,
+      config: this.config.inForce,
+      configAnnotations: this.config.configMap?.metadata?.annotations,
+      history: this.history,
+      inUse: this.owners.pinnedRevisions(),
+      clock: this.clock,
+      acquireWrite: () => this.acquireWrite(queue),
+      metrics: this.options.metrics,
+      logger: this.options.logger,
+    });
+  }
+
+  private reconcileNamespace(key: string, queue: WorkQueue): Promise<Result> {
     const name = namespaceOfKey(key);
     if (name === undefined) throw new TerminalError(`no reconciler for key ${key}`);
     return reconcileNamespace(name, {
@@ -346,7 +352,7 @@ export class Controller {
         failures: this.failures,
         metrics,
         logger,
-        onJudging: (judging) => this.judgingChanged(judging),
+        onJudging: (judging) => this.podSelection.judging(judging),
       },
       this.view(config),
       config,
@@ -361,16 +367,8 @@ export class Controller {
       assess: (nowMs) => this.owners.assess(config, nowMs),
       workload: (key) => this.owners.workload(key),
       // The gate reads the pods at the revision, which only the widened selector lists.
-      podsSynced:
-        this.podSelector !== undefined &&
-        this.podSelector === this.widePodSelector() &&
-        this.injectedPods.hasSynced,
+      podsSynced: this.podSelection.wideAndSynced,
     };
-  }
-
-  private widePodSelector(): string | undefined {
-    const inForce = this.config.inForce;
-    return inForce && injectedPodSelector(inForce.revision, true, true);
   }
 
   private observe(event: ReconcileEvent): void {

@@ -3,6 +3,8 @@
 
 import type { V1Pod } from '@kubernetes/client-node';
 import type { ResilientWatch } from '@outrigger/kube';
+import type { ConfigInForce } from './config-map';
+import { injectedPodSelector } from './pods';
 import { podWatch, type WatchDeps } from './watches';
 
 /** The watch of injected pods: its selector follows the configuration and the gate. */
@@ -61,5 +63,49 @@ export class InjectedPods implements InjectedPodWatch {
   async stop(): Promise<void> {
     this.stopped = true;
     await this.current?.stop();
+  }
+}
+
+/**
+ * Which injected pods the watch lists: those on a revision other than the one in force, or
+ * every injected pod while the gate judges owners of a wave (it reads the pods at the wave's
+ * revision) and when opting out sheds sidecars.
+ */
+export class PodSelection {
+  private inForce: ConfigInForce | undefined;
+  private gateJudging = false;
+  private selector: string | undefined;
+
+  constructor(private readonly watch: InjectedPodWatch) {}
+
+  configInForce(inForce: ConfigInForce): void {
+    this.inForce = inForce;
+    this.choose();
+  }
+
+  /** The watch widens while the gate judges owners of a wave, and narrows after. */
+  judging(judging: boolean): void {
+    if (judging === this.gateJudging) return;
+    this.gateJudging = judging;
+    this.choose();
+  }
+
+  /** Every injected pod is selected and the watch has listed them: the gate may read them. */
+  get wideAndSynced(): boolean {
+    const wide = this.inForce && injectedPodSelector(this.inForce.revision, true, true);
+    return this.selector !== undefined && this.selector === wide && this.watch.hasSynced;
+  }
+
+  private choose(): void {
+    if (!this.inForce) return;
+    const { revision, config } = this.inForce;
+    const selector = injectedPodSelector(
+      revision,
+      config.rollout.restartOnOptOut,
+      this.gateJudging,
+    );
+    if (selector === this.selector) return;
+    this.selector = selector;
+    this.watch.switchTo(selector);
   }
 }

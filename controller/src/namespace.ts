@@ -26,7 +26,9 @@ import {
 import { isConflict, type KubeApi } from '@outrigger/kube';
 import type { Result } from './queue';
 
-export const NAMESPACE_KEY_PREFIX = 'Namespace/';
+/** The kind of a namespace's key: `Namespace/<name>`. */
+export const NAMESPACE_KEY_KIND = 'Namespace';
+export const NAMESPACE_KEY_PREFIX = `${NAMESPACE_KEY_KIND}/`;
 
 export const namespaceKey = (name: string): string => `${NAMESPACE_KEY_PREFIX}${name}`;
 

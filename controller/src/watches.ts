@@ -105,9 +105,8 @@ export function podWatch(
  * (RBAC grants them by name, and a watch by metadata.name is authorized by it).
  */
 export function certificateWatches(deps: WatchDeps): ResilientWatch<KubernetesObject>[] {
-  const keeper = deps.controller.certificates;
   const flags = deps.controller.certificateFlags;
-  if (!keeper || !flags) return [];
+  if (!flags) return [];
   const namespace = deps.controller.systemNamespace;
   const byName = (name: string) => `metadata.name=${name}`;
   const seen = new Map<string, readonly V1Secret[]>();
@@ -119,18 +118,14 @@ export function certificateWatches(deps: WatchDeps): ResilientWatch<KubernetesOb
       onChange: (items) => {
         // Two watches feed one cache: each replaces its own part.
         seen.set(name, items);
-        keeper.secrets.replace([...seen.values()].flat());
-        deps.controller.certificatesChanged();
+        deps.controller.onCertificateSecrets([...seen.values()].flat());
       },
     });
   const configuration = watch<V1MutatingWebhookConfiguration>(deps, {
     path: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
     resource: 'mutatingwebhookconfigurations',
     fieldSelector: byName(flags.webhookConfiguration),
-    onChange: (items) => {
-      keeper.webhookConfigurations.replace(items);
-      deps.controller.certificatesChanged();
-    },
+    onChange: (items) => deps.controller.onWebhookConfigurations(items),
   });
   return [
     secret(CA_SECRET_NAME),
@@ -141,7 +136,7 @@ export function certificateWatches(deps: WatchDeps): ResilientWatch<KubernetesOb
 
 /** The watches whose selectors never change. */
 export function fixedWatches(deps: WatchDeps): ResilientWatch<KubernetesObject>[] {
-  const ref = deps.controller.config.ref;
+  const ref = deps.controller.configMapRef;
   const byName = `metadata.name=${ref.name}`;
   const history = deps.controller.historyRef;
   const historyByName = `metadata.name=${history.name}`;
