@@ -10,8 +10,7 @@ import {
   defaultIdentity,
   KubeApi,
   loadClusterAccess,
-  stopSignalled,
-  readCommandLine,
+  runComponent,
   startProbeServer,
 } from '@outrigger/kube';
 import { Controller } from './controller';
@@ -117,34 +116,18 @@ export async function startController(
   return { metricsPort: boundPort(http), ready, shutdown };
 }
 
-export async function main(argv: string[]): Promise<number> {
-  const read = readCommandLine({
-    name: 'outrigger-controller',
-    usage: USAGE,
+export function main(argv: string[]): Promise<number> {
+  return runComponent(
+    {
+      name: 'outrigger-controller',
+      usage: USAGE,
+      parse: parseFlags,
+      logger: (flags) => createLogger(flags.logLevel),
+      // A signal while the start still waits (for the API server, say) ends the process at
+      // once, which is safe, as nothing is written before it leads.
+      start: (flags, logger) =>
+        startController(flags, { logger, metrics: new ControllerMetrics(undefined, true) }),
+    },
     argv,
-    parse: parseFlags,
-  });
-  if ('exit' in read) return read.exit;
-  const { flags } = read;
-  const logger = createLogger(flags.logLevel);
-  const metrics = new ControllerMetrics(undefined, true);
-  let running: Running | undefined;
-  // Handled from the first moment: a signal while the start still waits (for the API server,
-  // say) ends the process at once, which is safe, as nothing is written before it leads.
-  const stopped = stopSignalled((signal) => {
-    logger.info('signal received', { signal, started: running !== undefined });
-    return running?.shutdown();
-  });
-  const started = startController(flags, { logger, metrics }).then(
-    (r) => (running = r),
-    (err: unknown) => err as Error,
   );
-  const first = await Promise.race([started, stopped.then(() => 'stopped' as const)]);
-  if (first === 'stopped') return 0;
-  if (first instanceof Error) {
-    logger.error('outrigger-controller could not start', { error: first.message });
-    return 1;
-  }
-  await stopped;
-  return 0;
 }

@@ -1,9 +1,10 @@
 // How a component's process runs its main(): the exit code becomes the process's, and the
 // process ends when main() does, even if something it began (a probe server, a watch still
-// waiting at start-up) is open, so it never sits alive and deaf. Also the two things every main()
-// does the same way: reading its command line, and stopping on SIGTERM or SIGINT.
+// waiting at start-up) is open, so it never sits alive and deaf. And the one main() both
+// components have: read the command line, start, stop on SIGTERM or SIGINT.
 
 import { FlagError, helpRequested } from './flags';
+import type { Logger } from './log';
 
 /** The grace before the process is ended, for its last log lines to reach a piped stdout. */
 const EXIT_GRACE_MS = 1000;
@@ -57,4 +58,59 @@ export function stopSignalled(
     process.once('SIGTERM', handle('SIGTERM'));
     process.once('SIGINT', handle('SIGINT'));
   });
+}
+
+/** A started component: what a signal stops. */
+export interface Stoppable {
+  shutdown(): Promise<void>;
+}
+
+export interface Component<F, C extends Stoppable> {
+  /** The binary's name, in messages. */
+  name: string;
+  usage: string;
+  parse: (argv: string[], env: NodeJS.ProcessEnv) => F;
+  logger: (flags: F) => Logger;
+  /**
+   * Starts the component. `signal` aborts when a stop signal comes during the start; a start
+   * that is still waiting (for the API server, say) may end by throwing, or be left behind: the
+   * process ends when main() returns, which is safe, as nothing serves or writes before the
+   * start resolves.
+   */
+  start: (flags: F, logger: Logger, signal: AbortSignal) => Promise<C>;
+}
+
+/**
+ * A component's main(): exit 0 on --help and after a stop signal (during the start or after
+ * it, the started component shut down first), 2 on a flag error, 1 when the start failed.
+ */
+export async function runComponent<F, C extends Stoppable>(
+  component: Component<F, C>,
+  argv: string[],
+): Promise<number> {
+  const read = readCommandLine({ ...component, argv });
+  if ('exit' in read) return read.exit;
+  const logger = component.logger(read.flags);
+  const aborted = new AbortController();
+  let running: C | undefined;
+  const stopped = stopSignalled((signal) => {
+    logger.info('signal received', { signal, started: running !== undefined });
+    aborted.abort();
+    return running?.shutdown();
+  });
+  const started = component.start(read.flags, logger, aborted.signal).then(
+    (c) => (running = c),
+    (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
+  );
+  const first = await Promise.race([started, stopped.then(() => 'stopped' as const)]);
+  if (first === 'stopped') return 0;
+  if (first instanceof Error) {
+    if (aborted.signal.aborted) return 0;
+    logger.error(`${component.name} could not start`, { error: first.message });
+    return 1;
+  }
+  // A signal that came while the last step of the start ran found nothing to shut down.
+  if (aborted.signal.aborted) await first.shutdown();
+  await stopped;
+  return 0;
 }

@@ -3,7 +3,7 @@
 
 import type { Server as HttpsServer } from 'node:https';
 import type { KubeApi } from '@outrigger/kube';
-import { readCommandLine, stopSignalled } from '@outrigger/kube/without-api';
+import { runComponent } from '@outrigger/kube/without-api';
 import {
   historyConfigMapName,
   pinnedSnapshot,
@@ -33,7 +33,7 @@ import {
   startMetricsServer,
 } from './server';
 import { FileTlsSource, TlsStore, type KeyPair, type TlsSource } from './tls';
-import { StartAborted, waitUntil } from './wait-until';
+import { waitUntil } from './wait-until';
 
 export interface Webhook {
   httpsPort: number;
@@ -341,33 +341,16 @@ async function drain(server: HttpsServer, deadlineMs = 25_000): Promise<void> {
   clearTimeout(deadline);
 }
 
-export async function main(argv: string[]): Promise<number> {
-  const read = readCommandLine({
-    name: 'outrigger-webhook',
-    usage: USAGE,
+export function main(argv: string[]): Promise<number> {
+  return runComponent(
+    {
+      name: 'outrigger-webhook',
+      usage: USAGE,
+      parse: parseFlags,
+      logger: (flags) => createLogger(flags.logLevel),
+      start: (flags, logger, signal) =>
+        startWebhook(flags, { logger, metrics: new WebhookMetrics(undefined, true) }, signal),
+    },
     argv,
-    parse: parseFlags,
-  });
-  if ('exit' in read) return read.exit;
-  const { flags } = read;
-  const logger = createLogger(flags.logLevel);
-  const metrics = new WebhookMetrics(undefined, true);
-  const aborted = new AbortController();
-  let webhook: Webhook | undefined;
-  const stopped = stopSignalled((signal) => {
-    logger.info('signal received', { signal });
-    aborted.abort();
-    return webhook?.shutdown();
-  });
-  try {
-    webhook = await startWebhook(flags, { logger, metrics }, aborted.signal);
-  } catch (err) {
-    if (err instanceof StartAborted) return 0;
-    logger.error('outrigger-webhook could not start', { error: (err as Error).message });
-    return 1;
-  }
-  // A signal that came while the last step of the start ran found nothing to shut down.
-  if (aborted.signal.aborted) await webhook.shutdown();
-  await stopped;
-  return 0;
+  );
 }
