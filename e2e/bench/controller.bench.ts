@@ -37,11 +37,11 @@ import {
 import globalSetup from '../src/global-setup';
 import globalTeardown from '../src/global-teardown';
 import { BENCH_NODE, benchNode, grow, pool, settle, type Fleet } from './bench-fleet';
-import { listBaselines, type ListBaselines } from './list-baseline';
+import { ONE_OWNER_EVENTS, QUIET_MS, table, type SizeResult, type Wave } from './controller-report';
+import { listBaselines } from './list-baseline';
 import {
   collectGarbage,
   memoryOf,
-  quantile,
   loggedDurations,
   sampleRss,
   type Memory,
@@ -57,8 +57,6 @@ const WRITE_QPS = Number(process.env.BENCH_WRITE_QPS ?? 200);
 // BENCH_NODE_OPTIONS: the controller's NODE_OPTIONS in place of the chart's (to try V8 settings).
 const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS;
 const FIRST_SIZE_WAVES = 3;
-const QUIET_MS = 10_000;
-const ONE_OWNER_EVENTS = 60;
 const STATUS_EVENTS = 1000;
 const PREFIX = 'outrigger_controller';
 
@@ -116,17 +114,6 @@ async function seen(port: number, from: number, count: number): Promise<void> {
     },
     { timeoutMs: 10 * 60_000, intervalMs: 50 },
   );
-}
-
-interface Wave {
-  firstMs: number;
-  allMs: number;
-  /** The wave steps' durations (ms), from the debug log. */
-  steps: number[];
-  /** The highest RSS sampled (every 100 ms) from the configuration change to the wave's end. */
-  peakRss: number;
-  after: Memory;
-  afterGc: Memory;
 }
 
 const templateRevision = (deployment: V1Deployment): string | undefined =>
@@ -221,23 +208,6 @@ async function startController(install: TestInstall, size: number): Promise<Runn
   return { process: controller, port, inspectPort, memory: () => memoryOf(pid, port, PREFIX) };
 }
 
-interface SizeResult {
-  size: number;
-  pods: number;
-  createMs: number;
-  settleMs: number;
-  lists: ListBaselines;
-  steadyMs: number;
-  steady: Memory;
-  steadyGc: Memory;
-  quietWrites: number;
-  /** Per status change of one owner: the assessment (ms), and the wave steps that followed. */
-  assessed: number[];
-  steps: number[];
-  cpuPer1000: number;
-  waves: Wave[];
-}
-
 /** One size: a fresh controller, its steady state, one owner's events, status churn, waves. */
 async function measure(install: TestInstall, fleet: Fleet, size: number, step: { n: number }) {
   const created = performance.now();
@@ -307,61 +277,6 @@ async function measure(install: TestInstall, fleet: Fleet, size: number, step: {
 }
 
 const podsOf = (fleet: Fleet): number => Math.min(fleet.names.length, SIZES[0] ?? 0) * REPLICAS;
-
-const s = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
-const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)}`;
-const mem = (m: Memory): string => `${mib(m.rss)} (${mib(m.heap)})`;
-const ms = (v: number): string => `${v.toFixed(2)} ms`;
-const ratio = (a: number, b: number): string => `${(a / b).toFixed(1)}x`;
-
-function table(results: SizeResult[]): string {
-  const rows: [string, (r: SizeResult) => string][] = [
-    ['Deployments (pods)', (r) => `${r.size} (${r.pods})`],
-    ['create them, through the webhook', (r) => s(r.createMs)],
-    ['kube-controller-manager catches up, after that', (r) => s(r.settleMs)],
-    ['API server: list every Deployment (median of 5)', (r) => s(r.lists.deploymentsMs)],
-    ['API server: every list the controller makes', (r) => s(r.lists.everyListMs)],
-    ['controller: start to first steady state', (r) => s(r.steadyMs)],
-    ['  the same, in Deployment lists', (r) => ratio(r.steadyMs, r.lists.deploymentsMs)],
-    ['  the same, in rounds of every list', (r) => ratio(r.steadyMs, r.lists.everyListMs)],
-    ['RSS (heap) MiB at steady state', (r) => mem(r.steady)],
-    ['RSS (heap) MiB at steady state, after a full GC', (r) => mem(r.steadyGc)],
-    [`writes in ${QUIET_MS / 1000} s of steady state`, (r) => String(r.quietWrites)],
-    [`one owner's status change: assessment p50`, (r) => ms(quantile(r.assessed, 0.5))],
-    [`  p99 (of ${ONE_OWNER_EVENTS} changes)`, (r) => ms(quantile(r.assessed, 0.99))],
-    [`  wave steps they caused`, (r) => String(r.steps.length)],
-    ['CPU seconds per 1,000 status changes', (r) => r.cpuPer1000.toFixed(2)],
-    ['configuration change to the first restart', (r) => s(r.waves[0]?.firstMs ?? NaN)],
-    ['configuration change to every owner stamped', (r) => s(r.waves[0]?.allMs ?? NaN)],
-    ['wave steps during the wave: p50', (r) => ms(quantile(r.waves[0]?.steps ?? [], 0.5))],
-    [
-      '  p99 (steps)',
-      (r) => `${ms(quantile(r.waves[0]?.steps ?? [], 0.99))} (${r.waves[0]?.steps.length ?? 0})`,
-    ],
-    ['peak RSS MiB during the waves', (r) => r.waves.map((w) => mib(w.peakRss)).join(', ')],
-    ['RSS (heap) MiB after the wave', (r) => mem(r.waves[0]?.after ?? { rss: NaN, heap: NaN })],
-    [
-      'RSS (heap) MiB after the wave and a full GC',
-      (r) => mem(r.waves[0]?.afterGc ?? { rss: NaN, heap: NaN }),
-    ],
-    [
-      'heap MiB after a full GC, after waves 1, 2, 3',
-      (r) => r.waves.map((w) => mib(w.afterGc.heap)).join(', '),
-    ],
-    [
-      'RSS MiB after waves 1, 2, 3 (before a GC)',
-      (r) => r.waves.map((w) => mib(w.after.rss)).join(', '),
-    ],
-    ['peak RSS MiB seen', (r) => mib(Math.max(r.steady.rss, ...r.waves.map((w) => w.peakRss)))],
-  ];
-  const width = Math.max(...rows.map(([label]) => label.length)) + 2;
-  return rows
-    .map(
-      ([label, cell]) =>
-        `  ${label.padEnd(width)}${results.map((r) => cell(r).padStart(16)).join('')}`,
-    )
-    .join('\n');
-}
 
 async function run(): Promise<void> {
   const cluster = connect();

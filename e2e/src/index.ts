@@ -27,6 +27,7 @@ export * from './proc-fs';
 export * from './process';
 export * from './refusals';
 export * from './rollout';
+export * from './run-manifests';
 export * from './service-account';
 export * from './sidecar';
 export * from './tls';

@@ -7,14 +7,13 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { makeServingCert, shippedEnv } from '@outrigger/testkit';
 import { rssMiB } from '../test/fuzz-harness';
 import { realisticReview } from '../test/realistic-review';
 import { HAVE_CORPUS, corpusPods, review } from '../test/support';
+import { CONCURRENCY, fixedRate, saturate } from './admission-load';
 
 const ROOT = join(__dirname, '..', '..', '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -22,7 +21,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 /** Requests whose CPU time is measured, at saturation. */
 const CPU_REQUESTS = Number(process.env.BENCH_CPU_REQUESTS ?? 20_000);
 const RATE = 1000;
-const CONCURRENCY = 32;
 /** Clock ticks per second of /proc/PID/stat's utime and stime (USER_HZ, 100 on Linux). */
 const CLOCK_TICKS = 100;
 // BENCH_WEBHOOK_BIN: another build's outrigger-webhook.js (a checkout of an earlier commit, say)
@@ -103,85 +101,6 @@ async function peakRss<T>(pid: number, work: Promise<T>): Promise<{ value: T; pe
   }
 }
 
-function send(target: Target, agent: Agent, ca: string, body: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port: target.port,
-        path: '/mutate/pods',
-        method: 'POST',
-        agent,
-        ca,
-        headers: { 'content-type': 'application/json' },
-      },
-      (res) => {
-        res.on('data', () => undefined);
-        res.on('end', () =>
-          res.statusCode === 200 ? resolve() : reject(new Error(`status ${res.statusCode}`)),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-/** Closed loop, CONCURRENCY requests outstanding, until `count` or `seconds` runs out. */
-async function saturate(
-  target: Target,
-  ca: string,
-  bodies: string[],
-  limit: { count?: number; seconds?: number },
-): Promise<number> {
-  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-  let sent = 0;
-  const end = performance.now() + (limit.seconds ?? Infinity) * 1000;
-  const started = performance.now();
-  const worker = async (): Promise<void> => {
-    while (sent < (limit.count ?? Infinity) && performance.now() < end) {
-      const body = bodies[sent++ % bodies.length] ?? '';
-      await send(target, agent, ca, body);
-    }
-  };
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-  agent.destroy();
-  return sent / ((performance.now() - started) / 1000);
-}
-
-/** Open loop at a fixed rate: requests are due on a schedule, whatever the answers do. */
-async function fixedRate(
-  target: Target,
-  ca: string,
-  bodies: string[],
-): Promise<{ p50: number; p99: number }> {
-  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-  const latencies: number[] = [];
-  const inFlight: Promise<void>[] = [];
-  const started = performance.now();
-  const total = RATE * SECONDS;
-  let sent = 0;
-  while (sent < total) {
-    const due = Math.floor(((performance.now() - started) / 1000) * RATE);
-    for (; sent < Math.min(due, total); sent++) {
-      const t0 = performance.now();
-      inFlight.push(
-        send(target, agent, ca, bodies[sent % bodies.length] ?? '').then(
-          () => void latencies.push(performance.now() - t0),
-        ),
-      );
-    }
-    // Sleep between batches rather than spin: the load shares the two cores with the server.
-    await new Promise((r) => setTimeout(r, 1));
-  }
-  await Promise.all(inFlight);
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
-  const at = (q: number): number =>
-    latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
-  return { p50: at(0.5), p99: at(0.99) };
-}
-
 interface Result {
   throughput: number;
   p50: number;
@@ -196,7 +115,7 @@ async function measure(target: Target, ca: string, work: Workload): Promise<Resu
   const { bodies } = work;
   await saturate(target, ca, bodies, { count: 2000 }); // warm-up
   const loaded = await peakRss(target.pid, saturate(target, ca, bodies, { seconds: SECONDS }));
-  const { p50, p99 } = await fixedRate(target, ca, bodies);
+  const { p50, p99 } = await fixedRate(target, ca, bodies, { rate: RATE, seconds: SECONDS });
   const before = cpuSeconds(target.pid);
   const cpu = await peakRss(target.pid, saturate(target, ca, bodies, { count: CPU_REQUESTS }));
   const cpuMicros = ((cpuSeconds(target.pid) - before) / CPU_REQUESTS) * 1e6;
