@@ -67,7 +67,7 @@ export interface ControllerOptions {
   mayWrite?: () => boolean;
 }
 
-/** The kind of a key, for metrics: Namespace, Wave or Certificates. */
+/** The kind of a key (its part before the first slash): Namespace, Wave, History or Certificates. */
 const kindOfKey = (key: string): string => key.split('/')[0] ?? 'unknown';
 
 export class Controller {
@@ -81,8 +81,6 @@ export class Controller {
   private readonly podSelection: PodSelection;
   /** The revision history ConfigMap, as the watch last saw it. */
   private history: V1ConfigMap | undefined;
-  /** The gate is judging owners of a wave: it needs the pods at the current revision. */
-
   private queue: WorkQueue | undefined;
   private readonly dryRunReported = new Set<string>();
   /** Owners whose last write was refused (not a conflict), with when to try again. */
@@ -125,6 +123,8 @@ export class Controller {
         onWrite: (resource, verb) => options.metrics.writes.inc({ resource, verb }),
         clock: this.clock,
       });
+    const keeper = this.certificates;
+    if (keeper) this.reconcilers.set(CERTIFICATES_KEY, () => keeper.reconcile());
     options.metrics.leader.set(0);
   }
 
@@ -280,16 +280,17 @@ export class Controller {
   }
 
   /** The reconciler of each kind of key (a key's part before its first slash). */
-  private readonly reconcilers: Record<string, (key: string, queue: WorkQueue) => Promise<Result>> =
-    {
-      [WAVE_KEY]: (_key, queue) => this.reconcileWave(queue),
-      [HISTORY_KEY]: (_key, queue) => this.reconcileHistory(queue),
-      [CERTIFICATES_KEY]: () => this.certificates?.reconcile() ?? Promise.resolve({ done: true }),
-      [NAMESPACE_KEY_KIND]: (key, queue) => this.reconcileNamespace(key, queue),
-    };
+  private readonly reconcilers = new Map<
+    string,
+    (key: string, queue: WorkQueue) => Promise<Result>
+  >([
+    [WAVE_KEY, (_key, queue) => this.reconcileWave(queue)],
+    [HISTORY_KEY, (_key, queue) => this.reconcileHistory(queue)],
+    [NAMESPACE_KEY_KIND, (key, queue) => this.reconcileNamespace(key, queue)],
+  ]);
 
   private async reconcile(key: string, queue: WorkQueue): Promise<Result> {
-    const reconciler = this.reconcilers[kindOfKey(key)];
+    const reconciler = this.reconcilers.get(kindOfKey(key));
     if (!reconciler) throw new TerminalError(`no reconciler for key ${key}`);
     return reconciler(key, queue);
   }

@@ -49,11 +49,19 @@ function elector(
   });
 }
 
+/**
+ * Starts the controller: its probes, its watches, then (once every watch has listed) leader
+ * election or, without it, leading at once. Stopped (`signal`) while the watches list, it never
+ * leads: the shutdown that follows stops what was started.
+ */
 export async function startController(
   flags: ControllerFlags,
   deps: ControllerDeps,
+  signal?: AbortSignal,
 ): Promise<Running> {
   const { logger, metrics } = deps;
+  // How long starting Node.js and loading the code took: the part of a start before any request.
+  logger.debug('starting', { uptimeMs: Math.round(process.uptime() * 1000) });
   const api = new KubeApi(loadClusterAccess(flags.kubeconfig));
   const identity = defaultIdentity();
   // Made after the controller, whose leading it starts and stops.
@@ -87,12 +95,12 @@ export async function startController(
     flags.metricsListen,
   );
   await Promise.all(watches.map((w) => w.start()));
-  const leader = flags.leaderElect
-    ? elector(api, flags, controller, { ...deps, identity })
-    : undefined;
+  const lead = !signal?.aborted;
+  const leader =
+    lead && flags.leaderElect ? elector(api, flags, controller, { ...deps, identity }) : undefined;
   election.leader = leader;
   if (leader) leader.start();
-  else controller.startLeading();
+  else if (lead && !flags.leaderElect) controller.startLeading();
   logger.info('outrigger-controller running', {
     metrics: boundPort(http),
     namespace: flags.namespace,
@@ -100,6 +108,8 @@ export async function startController(
     leaderElect: flags.leaderElect,
     lease: flags.leaderElect ? `${flags.namespace}/${flags.leaseName}` : null,
     identity,
+    // Every watch has listed: the process's age then is its start-up time.
+    uptimeMs: Math.round(process.uptime() * 1000),
   });
 
   const shutdown = async (): Promise<void> => {
@@ -123,10 +133,8 @@ export function main(argv: string[]): Promise<number> {
       usage: USAGE,
       parse: parseFlags,
       logger: (flags) => createLogger(flags.logLevel),
-      // A signal while the start still waits (for the API server, say) ends the process at
-      // once, which is safe, as nothing is written before it leads.
-      start: (flags, logger) =>
-        startController(flags, { logger, metrics: new ControllerMetrics(undefined, true) }),
+      start: (flags, logger, signal) =>
+        startController(flags, { logger, metrics: new ControllerMetrics(undefined, true) }, signal),
     },
     argv,
   );

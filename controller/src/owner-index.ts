@@ -229,8 +229,8 @@ export class OwnerIndex {
     const names = injectedContainerNames(config.config);
     for (const key of this.dirty) this.reassess(key, config, nowMs, names);
     this.dirty.clear();
-    const pick = (quietness: Quietness) =>
-      [...this.classes[quietness]].flatMap((key) => {
+    const pick = (quiet: Quietness) =>
+      [...this.classes[quiet]].flatMap((key) => {
         const e = this.entries.get(key);
         return e ? [e.assessment] : [];
       });

@@ -119,9 +119,15 @@ export class ResilientWatch<T extends Keyed> {
   private begin(): void {
     if (this.stopped) return;
     const generation = ++this.generation;
+    const listStarted = performance.now();
     this.list().then(
       (listed) => {
         if (generation !== this.generation) return;
+        this.options.logger.log('debug', 'listed', {
+          resource: this.options.resource,
+          objects: listed.items.length,
+          durationMs: Math.round(performance.now() - listStarted),
+        });
         try {
           this.replace(listed);
         } catch (err) {

@@ -8,6 +8,8 @@ import type { Logger } from './log';
 
 /** The grace before the process is ended, for its last log lines to reach a piped stdout. */
 const EXIT_GRACE_MS = 1000;
+/** How long a start that a stop signal aborted may take to end, and be shut down when it does. */
+export const ABORTED_START_GRACE_MS = 5000;
 
 export function runMain(main: (argv: string[]) => Promise<number>): void {
   void main(process.argv.slice(2)).then((code) => {
@@ -72,10 +74,10 @@ export interface Component<F, C extends Stoppable> {
   parse: (argv: string[], env: NodeJS.ProcessEnv) => F;
   logger: (flags: F) => Logger;
   /**
-   * Starts the component. `signal` aborts when a stop signal comes during the start; a start
-   * that is still waiting (for the API server, say) may end by throwing, or be left behind: the
-   * process ends when main() returns, which is safe, as nothing serves or writes before the
-   * start resolves.
+   * Starts the component. `signal` aborts when a stop signal comes during the start: the start
+   * should then end soon, by throwing or by resolving (what it started is then shut down). One
+   * that is still waiting after ABORTED_START_GRACE_MS (for the API server, say) is left behind,
+   * and the process ends.
    */
   start: (flags: F, logger: Logger, signal: AbortSignal) => Promise<C>;
 }
@@ -103,7 +105,10 @@ export async function runComponent<F, C extends Stoppable>(
     (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
   );
   const first = await Promise.race([started, stopped.then(() => 'stopped' as const)]);
-  if (first === 'stopped') return 0;
+  if (first === 'stopped') {
+    await shutDownLate(started);
+    return 0;
+  }
   if (first instanceof Error) {
     if (aborted.signal.aborted) return 0;
     logger.error(`${component.name} could not start`, { error: first.message });
@@ -113,4 +118,15 @@ export async function runComponent<F, C extends Stoppable>(
   if (aborted.signal.aborted) await first.shutdown();
   await stopped;
   return 0;
+}
+
+/** A start the signal aborted: what it started by the grace's end is shut down. */
+async function shutDownLate<C extends Stoppable>(started: Promise<C | Error>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const grace = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ABORTED_START_GRACE_MS);
+  });
+  const late = await Promise.race([started, grace]);
+  clearTimeout(timer);
+  if (late !== undefined && !(late instanceof Error)) await late.shutdown();
 }

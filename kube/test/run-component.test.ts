@@ -1,4 +1,10 @@
-import { runComponent, silentLogger, type Component, type Stoppable } from '../src';
+import {
+  ABORTED_START_GRACE_MS,
+  runComponent,
+  silentLogger,
+  type Component,
+  type Stoppable,
+} from '../src';
 
 interface Flags {
   name: string;
@@ -32,13 +38,23 @@ function stoppable(): Stoppable & { shutdowns: number } {
 
 describe('runComponent', () => {
   let write: jest.SpyInstance;
+  let before: Map<string, NodeJS.SignalsListener[]>;
+  /** Removes the signal handlers the component under test added, and only those. */
+  const removeAddedHandlers = (): void => {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const)
+      for (const handler of process.listeners(signal))
+        if (!before.get(signal)?.includes(handler)) process.removeListener(signal, handler);
+  };
   beforeEach(() => {
     write = jest.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    before = new Map(
+      (['SIGTERM', 'SIGINT'] as const).map((signal) => [signal, [...process.listeners(signal)]]),
+    );
   });
   afterEach(() => {
+    jest.useRealTimers();
     write.mockRestore();
-    process.removeAllListeners('SIGTERM');
-    process.removeAllListeners('SIGINT');
+    removeAddedHandlers();
   });
 
   it('runs until a stop signal, then shuts the component down and exits 0', async () => {
@@ -55,6 +71,7 @@ describe('runComponent', () => {
   });
 
   it('exits 0 on a signal during a start that never ends, and aborts that start', async () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
     let aborted: AbortSignal | undefined;
     const exit = runComponent(
       component((signal) => {
@@ -65,8 +82,26 @@ describe('runComponent', () => {
     );
     await tick();
     process.emit('SIGINT', 'SIGINT');
-    await expect(exit).resolves.toBe(0);
     expect(aborted?.aborted).toBe(true);
+    await jest.advanceTimersByTimeAsync(ABORTED_START_GRACE_MS);
+    await expect(exit).resolves.toBe(0);
+  });
+
+  it('shuts down a component whose aborted start ends a moment after the signal', async () => {
+    const c = stoppable();
+    const exit = runComponent(
+      component(
+        (signal) =>
+          new Promise<Stoppable>((resolve) =>
+            signal.addEventListener('abort', () => setImmediate(() => resolve(c))),
+          ),
+      ),
+      [],
+    );
+    await tick();
+    process.emit('SIGTERM', 'SIGTERM');
+    await expect(exit).resolves.toBe(0);
+    expect(c.shutdowns).toBe(1);
   });
 
   it('shuts down a component whose start ends just after the signal', async () => {
@@ -91,8 +126,7 @@ describe('runComponent', () => {
         [],
       ),
     ).resolves.toBe(1);
-    process.removeAllListeners('SIGTERM');
-    process.removeAllListeners('SIGINT');
+    removeAddedHandlers();
     const exit = runComponent(
       component(
         (signal) =>

@@ -265,7 +265,7 @@ function canaryEligible(input: OwnerInput): boolean {
   );
 }
 
-function facts(input: OwnerInput, inScope: boolean): Facts {
+function factsOf(input: OwnerInput, inScope: boolean): Facts {
   const target = inScope ? input.revision : NO_REVISION;
   const rollout = rolloutStatus(input.workload);
   const annotations = input.workload.metadata?.annotations ?? {};
@@ -326,8 +326,8 @@ function classify(facts: Facts, input: OwnerInput, scopeDetail: string): Classif
 
 export function assessOwner(input: OwnerInput): OwnerAssessment {
   const inScope = scope(input);
-  const f = facts(input, inScope.in);
-  return { ...f, ...classify(f, input, inScope.detail) };
+  const facts = factsOf(input, inScope.in);
+  return { ...facts, ...classify(facts, input, inScope.detail) };
 }
 
 export function ownerState(input: OwnerInput): OwnerState {

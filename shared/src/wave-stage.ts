@@ -246,9 +246,9 @@ function canaryStage(input: StageInput, record: StageRecord | undefined): StageD
 function soakStage(
   input: StageInput,
   record: StageRecord | undefined,
-  counts: { restarted: readonly StageOwner[]; held: ReadonlySet<string>; soakSeconds: number },
+  soak: { restarted: readonly StageOwner[]; held: ReadonlySet<string>; soakSeconds: number },
 ): StageDecision {
-  const { restarted, held, soakSeconds } = counts;
+  const { restarted, held, soakSeconds } = soak;
   const pending = restarted.filter((o) => o.gate?.state !== 'passed');
   const soaking = record?.stage === 'soaking';
   if (pending.length > 0)
