@@ -79,6 +79,26 @@ async function steady(port: number, size: number, what: string): Promise<void> {
   );
 }
 
+/**
+ * The controller's own word that the wave is over: its stage is complete and nothing is queued
+ * or running, so the pod watch has narrowed again (it lists every injected pod while the gate
+ * judges a wave). Memory measured before that would count a wave's working set as kept.
+ */
+async function waveOver(port: number): Promise<void> {
+  await waitFor(
+    'the controller to record the wave complete and go idle',
+    async () => {
+      const stage = await metricSamples(port, `${PREFIX}_wave_stage`);
+      const busy =
+        (await metricSum(port, `${PREFIX}_queue_depth`)) +
+        (await metricSum(port, `${PREFIX}_reconciles_running`));
+      const complete = stage.get('{stage="complete"}') === 1;
+      return complete && busy === 0 ? done(undefined) : pending({ complete, busy });
+    },
+    { timeoutMs: 10 * 60_000, intervalMs: 100 },
+  );
+}
+
 const deploymentEvents = async (port: number): Promise<number> =>
   (await metricSamples(port, `${PREFIX}_watch_events_total`)).get('{resource="deployments"}') ?? 0;
 
@@ -168,6 +188,7 @@ async function wave(
   watch.abort();
   // The wave is over when every owner is current again (its rollouts done, nothing queued).
   await steady(running.port, fleet.names.length, 'the wave to complete');
+  await waveOver(running.port);
   const after = await running.memory();
   const peakRss = peak();
   await collectGarbage(running.inspectPort);
