@@ -149,8 +149,8 @@ export function workload(o: WorkloadOptions = {}): Workload {
   }
 }
 
-export const order0Revision = (w: Workload): string =>
-  w.metadata?.annotations?.[RESTARTED_REVISION] ?? '';
+export const order0Revision = (workload: Workload): string =>
+  workload.metadata?.annotations?.[RESTARTED_REVISION] ?? '';
 
 export const restarted = (
   revision: string,
@@ -201,8 +201,8 @@ export function plan(owners: OwnerAssessment[], extra: Partial<WaveInput> = {}):
   });
 }
 
-export const assess = (w: Workload, extra: Partial<OwnerInput> = {}) =>
-  assessOwner(input(w, extra));
+export const assess = (workload: Workload, extra: Partial<OwnerInput> = {}) =>
+  assessOwner(input(workload, extra));
 export const outdated = (namespace: string, name: string, kind: Kind = 'Deployment') =>
   assess(workload({ namespace, name, kind, stamp: R0 }));
 export const rollingOurs = (namespace: string, name: string) =>
@@ -212,8 +212,10 @@ export function present<T>(value: T | undefined, what: string): T {
   if (value === undefined) throw new Error(`expected ${what}`);
   return value;
 }
-export const keys = (p: WavePlan) => p.restart.map((r) => ownerKey(r.owner));
-export const entry = (p: WavePlan, key: string) => p.report.find((e) => ownerKey(e.owner) === key);
+
+export const keys = (planned: WavePlan) => planned.restart.map((r) => ownerKey(r.owner));
+export const entry = (planned: WavePlan, key: string) =>
+  planned.report.find((e) => ownerKey(e.owner) === key);
 
 /** What the API server does with a JSON merge patch (RFC 7386), and the generation bump. */
 export function applyMergePatch(target: unknown, patch: unknown): unknown {
@@ -226,9 +228,9 @@ export function applyMergePatch(target: unknown, patch: unknown): unknown {
   return out;
 }
 
-export function write(w: Workload, patch: Record<string, unknown>): Workload {
-  const next = applyMergePatch(w, patch) as Workload;
-  const changed = JSON.stringify(next.spec) !== JSON.stringify(w.spec);
-  const generation = (w.metadata?.generation ?? 0) + (changed ? 1 : 0);
+export function write(workload: Workload, patch: Record<string, unknown>): Workload {
+  const next = applyMergePatch(workload, patch) as Workload;
+  const changed = JSON.stringify(next.spec) !== JSON.stringify(workload.spec);
+  const generation = (workload.metadata?.generation ?? 0) + (changed ? 1 : 0);
   return { ...next, metadata: { ...next.metadata, generation } };
 }
