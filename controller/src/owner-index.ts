@@ -148,6 +148,9 @@ export class OwnerIndex {
     for (const w of delta.changed) {
       const key = workloadKey({ ...w, kind });
       this.workloads.set(key, w);
+      // The cache moved past the version our write replaced: the overlay has nothing left to say.
+      const mine = this.written.get(key);
+      if (mine && mine.before !== w.metadata?.resourceVersion) this.written.delete(key);
       const ns = w.metadata?.namespace ?? '';
       let keys = this.byNamespace.get(ns);
       if (!keys) this.byNamespace.set(ns, (keys = new Set()));
@@ -169,6 +172,11 @@ export class OwnerIndex {
 
   podsReplaced(set: PodSet, pods: Iterable<V1Pod>): void {
     this.pods[set].reset(pods, this.dirty);
+  }
+
+  /** Our writes the cache does not show yet; for tests and the bench. */
+  get overlaid(): number {
+    return this.written.size;
   }
 
   /** Our write, which the cache will show later. */

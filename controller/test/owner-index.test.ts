@@ -184,3 +184,40 @@ describe('OwnerIndex', () => {
     expect(index.assess(inForce(R0), NOW).active).toHaveLength(4999);
   });
 });
+
+describe('our own writes laid over the cache', () => {
+  const key = 'shop/Deployment/web';
+
+  it('are read while the cache still shows the version they replaced, and dropped when it moves on', () => {
+    const index = new OwnerIndex(() => undefined, 'outrigger-system');
+    const before = deployment('web', R0, 5);
+    index.workloadsChanged('Deployment', { changed: [before], deleted: [] });
+    const after = deployment('web', R1, 6);
+    index.wrote(before, after);
+    expect(index.overlaid).toBe(1);
+    expect(index.workload(key)).toBe(after);
+    // A re-list that still shows the old version keeps the overlay.
+    index.workloadsChanged('Deployment', { changed: [deployment('web', R0, 5)], deleted: [] });
+    expect(index.overlaid).toBe(1);
+    expect(index.workload(key)).toBe(after);
+    // The watch brings our write: the overlay goes at once, read or not.
+    const seen = deployment('web', R1, 6);
+    index.workloadsChanged('Deployment', { changed: [seen], deleted: [] });
+    expect(index.overlaid).toBe(0);
+    expect(index.workload(key)).toBe(seen);
+  });
+
+  it('never outlive a wave: a thousand owners written and seen leave none behind', () => {
+    const index = new OwnerIndex(() => undefined, 'outrigger-system');
+    const names = Array.from({ length: 1000 }, (_, i) => `d${i}`);
+    const old = names.map((n) => deployment(n, R0, 1));
+    index.workloadsChanged('Deployment', { changed: old, deleted: [] });
+    for (const w of old) index.wrote(w, deployment(w.metadata?.name ?? '', R1, 2));
+    expect(index.overlaid).toBe(1000);
+    index.workloadsChanged('Deployment', {
+      changed: names.map((n) => deployment(n, R1, 2)),
+      deleted: [],
+    });
+    expect(index.overlaid).toBe(0);
+  });
+});
