@@ -1,4 +1,5 @@
-// Fixtures of the whole-wave tests: a fleet of Deployments and pods, the API server's merge patch, and a wave run step by step.
+// Fixtures of the whole-wave tests: a fleet of Deployments and pods, and a wave run step by step
+// (the API server's merge patch is owner-fixtures.ts's).
 
 import {
   RESTARTED_REVISION,
@@ -6,7 +7,6 @@ import {
   assessOwner,
   completionPatch,
   countRevisionPod,
-  isRecord,
   mustParseConfig,
   ownerKey,
   planWave,
@@ -27,6 +27,7 @@ import {
   type WaveReportEntry,
   type Workload,
 } from '../src';
+import { applyMergePatch, write } from './owner-fixtures';
 
 export const R0 = '0000000000';
 export const R1 = '1111111111';
@@ -126,24 +127,6 @@ export function podsAtRevision(...pods: PodLike[]): PodCounts {
   return { escaped: 0, outdated: 0, injected: pods.length, atRevision };
 }
 
-/** What the API server does with a JSON merge patch (RFC 7386), and the generation bump. */
-export function merge(target: unknown, patch: unknown): unknown {
-  if (!isRecord(patch)) return patch;
-  const out: Record<string, unknown> = isRecord(target) ? { ...target } : {};
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete out[k];
-    else out[k] = merge(out[k], v);
-  }
-  return out;
-}
-
-export function write(workload: Workload, patch: Record<string, unknown>): Workload {
-  const next = merge(workload, patch) as Workload;
-  const changed = JSON.stringify(next.spec) !== JSON.stringify(workload.spec);
-  const generation = (workload.metadata?.generation ?? 0) + (changed ? 1 : 0);
-  return { ...next, metadata: { ...next.metadata, generation } };
-}
-
 export class Cluster {
   readonly workloads = new Map<string, Workload>();
   readonly pods = new Map<string, PodCounts>();
@@ -218,7 +201,7 @@ export class Cluster {
   }
 
   private patchConfigMap(patch: Record<string, unknown>): void {
-    const next = merge({ metadata: { annotations: this.configMap } }, patch) as {
+    const next = applyMergePatch({ metadata: { annotations: this.configMap } }, patch) as {
       metadata: { annotations: Labels };
     };
     this.configMap = next.metadata.annotations;
