@@ -51,8 +51,8 @@ function elector(
 
 /**
  * Starts the controller: its probes, its watches, then (once every watch has listed) leader
- * election or, without it, leading at once. Stopped (`signal`) while the watches list, it never
- * leads: the shutdown that follows stops what was started.
+ * election or, without it, leading at once. Stopped (`signal`) while the watches list, it stops
+ * what it started and throws, and never leads.
  */
 export async function startController(
   flags: ControllerFlags,
@@ -94,13 +94,22 @@ export async function startController(
     { live: () => controller.live, ready },
     flags.metricsListen,
   );
-  await Promise.all(watches.map((w) => w.start()));
-  const lead = !signal?.aborted;
-  const leader =
-    lead && flags.leaderElect ? elector(api, flags, controller, { ...deps, identity }) : undefined;
+  const listed = await Promise.race([
+    Promise.all(watches.map((w) => w.start())).then(() => true),
+    aborted(signal),
+  ]);
+  if (!listed) {
+    // Stopped while the watches still list (the API server may be out of reach): end now.
+    await Promise.all([...watches.map((w) => w.stop()), injected.stop()]);
+    await new Promise((r) => http.close(r));
+    throw new Error('stopped before every watch had listed');
+  }
+  const leader = flags.leaderElect
+    ? elector(api, flags, controller, { ...deps, identity })
+    : undefined;
   election.leader = leader;
   if (leader) leader.start();
-  else if (lead && !flags.leaderElect) controller.startLeading();
+  else controller.startLeading();
   logger.info('outrigger-controller running', {
     metrics: boundPort(http),
     namespace: flags.namespace,
@@ -138,4 +147,12 @@ export function main(argv: string[]): Promise<number> {
     },
     argv,
   );
+}
+
+/** Resolves false once `signal` aborts; never without one. */
+function aborted(signal: AbortSignal | undefined): Promise<false> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve(false);
+    signal?.addEventListener('abort', () => resolve(false), { once: true });
+  });
 }
