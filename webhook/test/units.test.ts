@@ -202,3 +202,25 @@ describe('system namespaces', () => {
     expect(a.response.patch).toBeUndefined();
   });
 });
+
+describe('metrics', () => {
+  it('reports the requests in flight per endpoint as of the scrape', async () => {
+    const metrics = new WebhookMetrics(new Registry());
+    const line = async (): Promise<string[]> =>
+      (await metrics.registry.metrics())
+        .split('\n')
+        .filter((l) => l.startsWith('outrigger_webhook_requests_in_flight{'));
+    const pods = metrics.inFlightOf('pods');
+    expect(metrics.inFlightOf('pods')).toBe(pods);
+    pods.inc();
+    pods.inc();
+    metrics.inFlightOf('workloads').inc();
+    expect(await line()).toEqual([
+      'outrigger_webhook_requests_in_flight{endpoint="pods"} 2',
+      'outrigger_webhook_requests_in_flight{endpoint="workloads"} 1',
+    ]);
+    pods.dec();
+    pods.dec();
+    expect(await line()).toContain('outrigger_webhook_requests_in_flight{endpoint="pods"} 0');
+  });
+});
