@@ -54,8 +54,12 @@ export interface EventRecord {
   type: 'Normal' | 'Warning';
   reason: EventReason;
   message: string;
-  /** Same subject, reason and `once`: written once per process. Default: the message. */
-  once?: string;
+  /**
+   * Same subject, reason and `once`: written once per process. Default: the message. `null` for
+   * what happens once by nature (a restart, a resume): written every time, and nothing kept to
+   * recognise it by, so a wave of 10,000 restarts leaves no 10,000 keys behind.
+   */
+  once?: string | null;
 }
 
 export interface EventRecorderOptions {
@@ -82,17 +86,18 @@ export class EventRecorder {
     this.clock = options.clock ?? Date.now;
   }
 
+  /** How many Events it remembers writing, to write each once. */
+  get remembered(): number {
+    return this.written.size;
+  }
+
   async record(event: EventRecord): Promise<void> {
     const { subject } = event;
-    const id = [
-      subject.kind,
-      subject.namespace,
-      subject.name,
-      event.reason,
-      event.once ?? event.message,
-    ].join('\u0000');
-    if (this.written.has(id)) return;
-    this.remember(id);
+    const id = event.once === null ? undefined : this.idOf(event, event.once ?? event.message);
+    if (id !== undefined) {
+      if (this.written.has(id)) return;
+      this.remember(id);
+    }
     try {
       await this.options.acquireWrite();
       this.options.onWrite();
@@ -102,13 +107,18 @@ export class EventRecorder {
       );
     } catch (error) {
       // Not remembered after all: a later reconcile may try again.
-      this.written.delete(id);
+      if (id !== undefined) this.written.delete(id);
       this.options.logger.warn('could not write an Event', {
         reason: event.reason,
         object: `${subject.kind} ${subject.namespace}/${subject.name}`,
         error: (error as Error).message,
       });
     }
+  }
+
+  private idOf(event: EventRecord, once: string): string {
+    const { subject } = event;
+    return [subject.kind, subject.namespace, subject.name, event.reason, once].join('\u0000');
   }
 
   private remember(id: string): void {

@@ -92,14 +92,14 @@ export class WaveRecord {
         type: 'Warning',
         reason,
         message,
-        once: `${config.revision} ${nowMs}`,
+        once: null,
       });
     await deps.events.record({
       subject: this.subject(),
       type: 'Warning',
       reason: 'WaveStopped',
       message: `${ownerKey(stop.owner)} ${message}.${rollback}`,
-      once: `${config.revision} ${nowMs}`,
+      once: null,
     });
     return true;
   }
@@ -152,7 +152,7 @@ export class WaveRecord {
       type: 'Normal',
       reason: 'WaveResumed',
       message: `the wave to revision ${config.revision} resumed`,
-      once: String(nowMs),
+      once: null,
     });
     return true;
   }

@@ -340,7 +340,7 @@ export class WaveStep {
       type: 'Normal',
       reason: RESTART_EVENT[order.kind],
       message: restartMessage(order, detail),
-      once: `${order.kind} ${order.revision} ${nowMs}`,
+      once: null,
     });
   }
 

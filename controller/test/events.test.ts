@@ -56,6 +56,18 @@ describe('EventRecorder', () => {
     });
   });
 
+  it('writes an Event that happens once by nature every time, and keeps no key for it', async () => {
+    const { events, created } = recorder();
+    await events.record(restarted);
+    for (let i = 0; i < 3; i++) await events.record({ ...restarted, once: null });
+    expect(created).toHaveLength(4);
+    expect(events.remembered).toBe(1);
+    const failing = recorder(true);
+    await failing.events.record({ ...restarted, once: null });
+    expect(failing.writes()).toBe(1);
+    expect(failing.events.remembered).toBe(0);
+  });
+
   it('never throws, and tries a failed Event again next time', async () => {
     const failing = recorder(true);
     await expect(failing.events.record(restarted)).resolves.toBeUndefined();
