@@ -114,8 +114,8 @@ interface SignOptions {
 let forgeLoaded: typeof Forge | undefined;
 
 /**
- * node-forge, loaded when the first certificate is made: most starts make none, and its 42
- * modules were a sixth of the controller's load time.
+ * node-forge, loaded when the first certificate is made: most starts make none, and every start
+ * loaded its 42 modules before its first list.
  */
 function nodeForge(): typeof Forge {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
