@@ -42,6 +42,7 @@ import { listBaselines } from './list-baseline';
 import {
   collectGarbage,
   memoryOf,
+  firstLoggedAt,
   loggedDurations,
   sampleRss,
   type Memory,
@@ -168,6 +169,7 @@ async function wave(
   const logFrom = running.process.process.outputSize();
   const peak = sampleRss(running.process.process.pid);
   const changed = performance.now();
+  const changedAt = Date.now();
   await install.setConfig(next);
   // The watch times the stamps; a list every 5 s makes sure a watch that dropped events (the
   // client's watch ends quietly) cannot hang the bench: then the last stamp is timed by the list.
@@ -192,11 +194,19 @@ async function wave(
   const after = await running.memory();
   const peakRss = peak();
   await collectGarbage(running.inspectPort);
+  const log = running.process.process.output(logFrom);
+  // The client's watch ends quietly at times (the list above backs only the stamps): then the
+  // controller's own log times the first restart, by the wall clock both share.
+  const firstLogged = firstLoggedAt(log, 'restarted');
   return {
-    // NaN when the watch saw no restart (it ends quietly at times; the list above backs only the stamps).
-    firstMs: firstAt === undefined ? Number.NaN : firstAt - changed,
+    firstMs:
+      firstAt !== undefined
+        ? firstAt - changed
+        : firstLogged !== undefined
+          ? firstLogged - changedAt
+          : Number.NaN,
     allMs: (allAt ?? changed) - changed,
-    steps: loggedDurations(running.process.process.output(logFrom), 'reconciled', 'Wave'),
+    steps: loggedDurations(log, 'reconciled', 'Wave'),
     peakRss,
     after,
     afterGc: await running.memory(),

@@ -74,6 +74,21 @@ export function loggedDurations(log: string, message: string, key?: string): num
   return out;
 }
 
+/** When the first log line with this message was written (ms since the epoch), if one was. */
+export function firstLoggedAt(log: string, message: string): number | undefined {
+  for (const line of log.split('\n')) {
+    if (!line.includes(`"${message}"`)) continue;
+    try {
+      const entry = JSON.parse(line) as { message?: string; timestamp?: string };
+      const at = entry.message === message ? Date.parse(entry.timestamp ?? '') : Number.NaN;
+      if (Number.isFinite(at)) return at;
+    } catch {
+      // A line cut by the process's end, or another program's output.
+    }
+  }
+  return undefined;
+}
+
 /** The value at quantile q of the sorted values (nearest rank), or NaN when there are none. */
 export function quantile(values: readonly number[], q: number): number {
   if (values.length === 0) return Number.NaN;
