@@ -73,12 +73,12 @@ export function table(results: SizeResult[]): string {
       (r) => mem(r.waves[0]?.afterGc ?? { rss: NaN, heap: NaN }),
     ],
     [
-      'heap MiB after a full GC, after waves 1, 2, 3',
+      'heap MiB after a full GC, after each wave',
       // One decimal: growth is judged against 10 % of about 20 MiB.
       (r) => r.waves.map((w) => mib(w.afterGc.heap, 1)).join(', '),
     ],
     [
-      'RSS MiB after waves 1, 2, 3 (before a GC)',
+      'RSS MiB after each wave (before a GC)',
       (r) => r.waves.map((w) => mib(w.after.rss)).join(', '),
     ],
     ['peak RSS MiB seen', (r) => mib(Math.max(r.steady.rss, ...r.waves.map((w) => w.peakRss)))],

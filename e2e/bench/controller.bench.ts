@@ -57,7 +57,12 @@ const MAX_CONCURRENT = Number(process.env.BENCH_MAX_CONCURRENT ?? 200);
 const WRITE_QPS = Number(process.env.BENCH_WRITE_QPS ?? 200);
 // BENCH_NODE_OPTIONS: the controller's NODE_OPTIONS in place of the chart's (to try V8 settings).
 const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS;
-const FIRST_SIZE_WAVES = 3;
+// BENCH_WAVES: waves in a row at the first size (default 3), to tell a slow leak from noise.
+const FIRST_SIZE_WAVES = Number(process.env.BENCH_WAVES ?? 3);
+if (!Number.isInteger(FIRST_SIZE_WAVES) || FIRST_SIZE_WAVES < 1)
+  throw new Error(
+    `BENCH_WAVES must be a whole number of 1 or more; got ${process.env.BENCH_WAVES}`,
+  );
 const STATUS_EVENTS = 1000;
 const PREFIX = 'outrigger_controller';
 
