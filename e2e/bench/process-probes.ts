@@ -58,33 +58,41 @@ export async function collectGarbage(inspectPort: number): Promise<void> {
   }
 }
 
+interface LogEntry {
+  message?: string;
+  key?: string;
+  durationMs?: number;
+  timestamp?: string;
+}
+
+/** The entries of a JSON log with this message, in order. */
+function* logged(log: string, message: string): Generator<LogEntry> {
+  for (const line of log.split('\n')) {
+    if (!line.includes(`"${message}"`)) continue;
+    let entry: LogEntry;
+    try {
+      entry = JSON.parse(line) as LogEntry;
+    } catch {
+      continue; // A line cut by the process's end, or another program's output.
+    }
+    if (entry.message === message) yield entry;
+  }
+}
+
 /** The durations (ms) of the debug lines with this message (and key, if given) in a JSON log. */
 export function loggedDurations(log: string, message: string, key?: string): number[] {
   const out: number[] = [];
-  for (const line of log.split('\n')) {
-    if (!line.includes(`"${message}"`)) continue;
-    try {
-      const entry = JSON.parse(line) as { key?: string; durationMs?: number; message?: string };
-      if (entry.message !== message || (key !== undefined && entry.key !== key)) continue;
-      if (typeof entry.durationMs === 'number') out.push(entry.durationMs);
-    } catch {
-      // A line cut by the process's end, or another program's output: not a reconcile.
-    }
-  }
+  for (const entry of logged(log, message))
+    if ((key === undefined || entry.key === key) && typeof entry.durationMs === 'number')
+      out.push(entry.durationMs);
   return out;
 }
 
 /** When the first log line with this message was written (ms since the epoch), if one was. */
 export function firstLoggedAt(log: string, message: string): number | undefined {
-  for (const line of log.split('\n')) {
-    if (!line.includes(`"${message}"`)) continue;
-    try {
-      const entry = JSON.parse(line) as { message?: string; timestamp?: string };
-      const at = entry.message === message ? Date.parse(entry.timestamp ?? '') : Number.NaN;
-      if (Number.isFinite(at)) return at;
-    } catch {
-      // A line cut by the process's end, or another program's output.
-    }
+  for (const entry of logged(log, message)) {
+    const at = Date.parse(entry.timestamp ?? '');
+    if (Number.isFinite(at)) return at;
   }
   return undefined;
 }
