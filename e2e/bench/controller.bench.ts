@@ -12,6 +12,8 @@
 // first restart, every owner stamped, and memory after it. The first size runs three waves, to
 // show what the heap keeps from one wave to the next.
 
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { PatchStrategy, setHeaderOptions, Watch, type V1Deployment } from '@kubernetes/client-node';
 import {
   CONFIG_REVISION,
@@ -45,6 +47,7 @@ import {
   firstLoggedAt,
   loggedDurations,
   sampleRss,
+  writeHeapSnapshot,
   type Memory,
 } from './process-probes';
 
@@ -57,6 +60,12 @@ const MAX_CONCURRENT = Number(process.env.BENCH_MAX_CONCURRENT ?? 200);
 const WRITE_QPS = Number(process.env.BENCH_WRITE_QPS ?? 200);
 // BENCH_NODE_OPTIONS: the controller's NODE_OPTIONS in place of the chart's (to try V8 settings).
 const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS;
+// BENCH_HEAP_SNAPSHOTS: a folder for a V8 heap snapshot of the controller after each wave (after
+// its figures are taken), to compare what the heap keeps from one wave to the next.
+const SNAPSHOTS = process.env.BENCH_HEAP_SNAPSHOTS
+  ? resolve(process.env.BENCH_HEAP_SNAPSHOTS)
+  : undefined;
+if (SNAPSHOTS) mkdirSync(SNAPSHOTS, { recursive: true });
 // BENCH_WAVES: waves in a row at the first size (default 3), to tell a slow leak from noise.
 const FIRST_SIZE_WAVES = Number(process.env.BENCH_WAVES ?? 3);
 if (!Number.isInteger(FIRST_SIZE_WAVES) || FIRST_SIZE_WAVES < 1)
@@ -292,7 +301,14 @@ async function measure(install: TestInstall, fleet: Fleet, size: number, step: {
     ((await deploymentEvents(c.port)) - events);
   const waves: Wave[] = [];
   const count = step.n === 0 ? FIRST_SIZE_WAVES : 1;
-  for (let i = 0; i < count; i++) waves.push(await wave(install, c, fleet, ++step.n));
+  for (let i = 0; i < count; i++) {
+    waves.push(await wave(install, c, fleet, ++step.n));
+    if (SNAPSHOTS)
+      await writeHeapSnapshot(
+        c.inspectPort,
+        join(SNAPSHOTS, `controller-${size}-wave-${i + 1}.heapsnapshot`),
+      );
+  }
   await c.process.process.stop();
   const result: SizeResult = {
     size,
