@@ -8,7 +8,12 @@ import { type V1MutatingWebhookConfiguration, type V1Secret } from '@kubernetes/
 import { CA_SECRET_NAME, FIELD_MANAGER, TLS_SECRET_NAME, formatTime } from '@outrigger/shared';
 import { httpStatus, isConflict, type KubeApi } from '@outrigger/kube';
 import { ObjectCache } from './cache';
-import { planCertificates, type CertificatePlan, type CertificatePolicy } from './certificates';
+import {
+  assertSignerInstalled,
+  planCertificates,
+  type CertificatePlan,
+  type CertificatePolicy,
+} from './certificates';
 import type { CertificateFlags } from './flags';
 import type { Logger } from './log';
 import type { Result } from './queue';
@@ -57,6 +62,7 @@ export class CertificateKeeper {
   private trusted: { fingerprint: string; sinceMs: number } | undefined;
 
   constructor(private readonly options: CertificateKeeperOptions) {
+    assertSignerInstalled();
     this.clock = options.clock ?? Date.now;
     this.policy = {
       caValidityMs: options.flags.caValiditySeconds * 1000,

@@ -114,6 +114,22 @@ interface SignOptions {
 let forgeLoaded: typeof Forge | undefined;
 
 /**
+ * Fails now, with what to do, when the signer cannot be loaded later: an image or install
+ * without node-forge would otherwise start fine and fail at its first certificate, perhaps a
+ * renewal months on. Finds the module without loading it.
+ */
+export function assertSignerInstalled(resolve: (id: string) => string = require.resolve): void {
+  try {
+    resolve('node-forge');
+  } catch (err) {
+    throw new Error(
+      `node-forge, which signs the webhook certificates, cannot be found (${(err as Error).message.split('\n')[0]}); reinstall the controller's dependencies, or run with --webhook-certificates=none and provide the certificates yourself`,
+      { cause: err },
+    );
+  }
+}
+
+/**
  * node-forge, loaded when the first certificate is made: most starts make none, and every start
  * loaded its 42 modules before its first list.
  */

@@ -4,6 +4,7 @@
 
 import { X509Certificate } from 'node:crypto';
 import {
+  assertSignerInstalled,
   issueCa,
   planCertificates,
   serialNumberHex,
@@ -164,5 +165,20 @@ describe('serialNumberHex', () => {
   it('keeps the randomness it is given past the first byte', () => {
     const random = Buffer.from([...Array(16).keys()].map((i) => i * 13));
     expect(derOf(serialNumberHex(random)).subarray(1)).toEqual(random.subarray(1));
+  });
+});
+
+describe('assertSignerInstalled', () => {
+  it('passes when node-forge can be found', () => {
+    expect(() => assertSignerInstalled()).not.toThrow();
+  });
+
+  it('fails at once, naming the module and both ways out, when it cannot', () => {
+    const missing = (id: string): string => {
+      throw new Error(`Cannot find module '${id}'\nRequire stack:\n- certificates.js`);
+    };
+    expect(() => assertSignerInstalled(missing)).toThrow(
+      /node-forge, which signs the webhook certificates, cannot be found \(Cannot find module 'node-forge'\); reinstall .* --webhook-certificates=none/,
+    );
   });
 });
