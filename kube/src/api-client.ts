@@ -106,6 +106,21 @@ export class KubeApi {
     const url = this.url(path, options.query);
     const what = `${method} ${url.pathname}`;
     return new Promise<T>((resolve, reject) => {
+      // A pooled socket keeps the request it served, and so these listeners, reachable until it
+      // closes (Node holds at least the request that opened it): once settled, nothing they
+      // reach may hold the answer, or every idle socket would keep a whole page of a list.
+      let pending: { resolve: (value: T) => void; reject: (err: Error) => void } | undefined = {
+        resolve,
+        reject,
+      };
+      const settle = (outcome: { err: Error } | { value: T }): void => {
+        const waiting = pending;
+        pending = undefined;
+        if (!waiting) return;
+        if ('err' in outcome) waiting.reject(outcome.err);
+        else waiting.resolve(outcome.value);
+      };
+      const fail = (err: Error): void => settle({ err });
       const body = options.body === undefined ? undefined : JSON.stringify(options.body);
       const req = this.open(
         method,
@@ -115,20 +130,23 @@ export class KubeApi {
       req.setTimeout(REQUEST_TIMEOUT_MS, () =>
         req.destroy(new Error(`${what}: no answer in ${REQUEST_TIMEOUT_MS / 1000}s`)),
       );
-      req.on('error', reject);
+      req.on('error', fail);
       req.on('response', (res: IncomingMessage) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', reject);
+        res.on('error', fail);
         res.on('end', () => {
           const textBody = Buffer.concat(chunks).toString('utf8');
+          chunks.length = 0;
           const status = res.statusCode ?? 0;
-          if (status >= 300) return reject(new ApiError(status, textBody, what));
+          if (status >= 300) return fail(new ApiError(status, textBody, what));
+          let value: T;
           try {
-            resolve((textBody ? JSON.parse(textBody) : undefined) as T);
+            value = (textBody ? JSON.parse(textBody) : undefined) as T;
           } catch (err) {
-            reject(new Error(`${what}: the answer is not JSON: ${String(err)}`));
+            return fail(new Error(`${what}: the answer is not JSON: ${String(err)}`));
           }
+          settle({ value });
         });
       });
       req.end(body);

@@ -1,9 +1,15 @@
 // The plain-JSON API client against a local HTTP server that answers as an API server does:
 // what it sends (method, path, query, content type, token), what an error answer becomes, and a
-// watch's events, its end, and a line that is not JSON.
+// watch's events, its end, and a line that is not JSON; and over HTTPS, that a pooled connection
+// keeps no answer alive.
 
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { makeServingCert } from '@outrigger/testkit';
 import { ApiError, KubeApi, apiErrorMessage, httpStatus, isConflict } from '../src';
 
 interface Seen {
@@ -179,5 +185,49 @@ describe('KubeApi', () => {
       ),
     );
     expect(done?.message).toBe('the reader broke');
+  });
+});
+
+describe('KubeApi over HTTPS with pooled connections', () => {
+  // Node keeps the request that opened a pooled TLS socket reachable from that socket for as
+  // long as it stays open; an answer reachable from the request's listeners stayed in memory
+  // with it (a whole page of a list, for each idle connection).
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  let tls: HttpsServer;
+  let tlsApi: KubeApi;
+
+  beforeAll(async () => {
+    const cert = makeServingCert({ name: 'api-client-test' });
+    tls = createHttpsServer(
+      { cert: readFileSync(cert.certFile), key: readFileSync(cert.keyFile) },
+      (_req, res) => res.end(JSON.stringify({ items: [{ metadata: { name: 'web' } }] })),
+    );
+    await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
+    const port = (tls.address() as AddressInfo).port;
+    tlsApi = new KubeApi({ server: `https://127.0.0.1:${port}`, ca: Buffer.from(cert.caPem) });
+  });
+
+  afterAll(async () => {
+    tls.closeAllConnections();
+    await new Promise((resolve) => tls.close(resolve));
+  });
+
+  /** A weak reference to an answer nothing else holds, taken in a function of its own. */
+  const answerRef = async (): Promise<WeakRef<object>> =>
+    new WeakRef(await tlsApi.get<object>('/apis/apps/v1/deployments'));
+
+  const collected = async (ref: WeakRef<object>): Promise<boolean> => {
+    // Past the job that made the reference (which keeps its target alive until it ends).
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    gc();
+    return ref.deref() === undefined;
+  };
+
+  it('keeps no answer once it is given, on a new connection or a reused one', async () => {
+    const first = await answerRef(); // opens the connection
+    const second = await answerRef(); // reuses it
+    expect(await collected(first)).toBe(true);
+    expect(await collected(second)).toBe(true);
   });
 });
