@@ -166,15 +166,22 @@ export class ResilientWatch<T extends Keyed> {
     return { items, resourceVersion };
   }
 
-  /** A new list in place of the store: what differs from the last one is one delta. */
+  /**
+   * A new list in place of the store: what differs from the last one is one delta. An object
+   * listed at the version the store holds keeps the store's copy: readers were handed that one
+   * (the controller's owner index keeps them), and a fresh copy would hold it twice.
+   */
   private replace(listed: Listed<T>): void {
     const before = this.store;
     const next = new Map<string, T>();
-    for (const kept of listed.items) {
-      const key = storeKey(kept);
+    for (const item of listed.items) {
+      const key = storeKey(item);
+      const held = before.get(key);
+      const same =
+        held !== undefined && held.metadata?.resourceVersion === item.metadata?.resourceVersion;
+      const kept = same ? held : item;
       next.set(key, kept);
-      if (before.get(key)?.metadata?.resourceVersion !== kept.metadata?.resourceVersion)
-        this.changed.set(key, kept);
+      if (!same) this.changed.set(key, kept);
       this.deleted.delete(key);
     }
     for (const [key, old] of before)

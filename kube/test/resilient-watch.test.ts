@@ -210,4 +210,26 @@ describe('ResilientWatch', () => {
     await advance(30_000);
     expect(c.lists).toBe(lists);
   });
+
+  it('keeps the object it has when a re-list shows the same version, so readers and the store share it', async () => {
+    const c = new Collection();
+    c.put('a');
+    c.put('b');
+    const { watch, deltas } = watchOf(c, { resyncMs: 10_000 });
+    const started = watch.start();
+    await advance(100);
+    await started;
+    const before = new Map(watch.objects);
+    c.put('b', 'changed');
+    await advance(100);
+    const afterEvent = watch.objects.get('b');
+    await advance(10_000); // one re-list
+    // 'a' is the very object the first list gave (a reader that kept it holds the store's); 'b'
+    // the one its event gave. A copy for each would hold every object twice after each re-list.
+    expect(watch.objects.get('a')).toBe(before.get('a'));
+    expect(watch.objects.get('b')).toBe(afterEvent);
+    expect(deltas.at(-2)).toEqual({ changed: [{ name: 'b', data: 'changed' }], deleted: [] });
+    expect(deltas.at(-1)).toEqual({ changed: [], deleted: [] }); // the re-list: nothing new
+    await watch.stop();
+  });
 });
