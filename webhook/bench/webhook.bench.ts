@@ -14,6 +14,7 @@ import { rssMiB } from '../test/fuzz-harness';
 import { realisticReview } from '../test/realistic-review';
 import { HAVE_CORPUS, corpusPods, review } from '../test/support';
 import { CONCURRENCY, fixedRate, saturate } from './admission-load';
+import { pinLoadGenerator, type Pinning } from './cpu-pinning';
 
 const ROOT = join(__dirname, '..', '..', '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -54,8 +55,10 @@ function corpusBodies(): Workload | undefined {
 const average = (bodies: string[]): number =>
   bodies.reduce((n, b) => n + Buffer.byteLength(b), 0) / bodies.length;
 
-function start(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<Target> {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
+function start(server: Server, pinning: Pinning): Promise<Target> {
+  const { name, env } = server;
+  const [command = '', ...args] = pinning.command([process.execPath, ...server.args]);
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   return new Promise((resolve, reject) => {
     let out = '';
     let started = false;
@@ -168,8 +171,13 @@ interface Measured {
   byWorkload: Map<string, Result>;
 }
 
-async function runServer(server: Server, ca: string, workloads: Workload[]): Promise<Measured> {
-  const target = await start(server.name, server.args, server.env);
+async function runServer(
+  server: Server,
+  ca: string,
+  workloads: Workload[],
+  pinning: Pinning,
+): Promise<Measured> {
+  const target = await start(server, pinning);
   try {
     await new Promise((r) => setTimeout(r, 500)); // settled after its start
     const startRss = rssMiB(target.pid);
@@ -182,6 +190,7 @@ async function runServer(server: Server, ca: string, workloads: Workload[]): Pro
 }
 
 async function main(): Promise<void> {
+  const pinning = pinLoadGenerator();
   const { ca, list } = servers();
   const workloads = [realisticBodies()];
   const corpus = corpusBodies();
@@ -189,6 +198,7 @@ async function main(): Promise<void> {
   console.log(
     `bench-webhook: Node ${process.version}, ${CONCURRENCY} keep-alive connections, ${ROUNDS} rounds, ${SECONDS} s per phase, CPU over ${CPU_REQUESTS} requests`,
   );
+  console.log(`CPUs: ${pinning.description}`);
   console.log(`webhook environment (from manifests/install.yaml): ${envLine(list[1]?.env ?? {})}`);
   for (const w of workloads)
     console.log(
@@ -201,7 +211,7 @@ async function main(): Promise<void> {
     const order = i % 2 === 0 ? list : [...list].reverse();
     console.error(`round ${i + 1}: ${order.map((s) => s.name).join(', then ')}`);
     const round = new Map<string, Measured>();
-    for (const s of order) round.set(s.name, await runServer(s, ca, workloads));
+    for (const s of order) round.set(s.name, await runServer(s, ca, workloads, pinning));
     rounds.push(round);
   }
   report(rounds, workloads);
