@@ -77,7 +77,8 @@ export function collectGarbage(inspectPort: number): Promise<void> {
 
 /**
  * The process writes a snapshot of its V8 heap to `file` (it collects garbage first). For
- * finding what a heap keeps: it takes seconds and about the heap's size again in memory.
+ * finding what a heap keeps: it takes seconds, and several times the heap's size in memory,
+ * which the process may keep (its RSS afterwards says little).
  */
 export function writeHeapSnapshot(inspectPort: number, file: string): Promise<void> {
   const expression = `process.getBuiltinModule('node:v8').writeHeapSnapshot(${JSON.stringify(file)})`;
