@@ -99,6 +99,15 @@ describe('KubeApi', () => {
     expect(httpStatus(err)).toBeUndefined();
   });
 
+  it('fails, never hangs, when the API server dies in the middle of an answer', async () => {
+    answer = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      res.write('{"items":[{"metadata":');
+      setTimeout(() => res.socket?.destroy(), 10);
+    };
+    await expect(api().get('/apis/apps/v1/deployments')).rejects.toThrow();
+  });
+
   it('streams a watch: open, each event, then the end', async () => {
     answer = (_req, res) => {
       res.write('{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n{"type":"MODI');
