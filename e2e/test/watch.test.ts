@@ -108,7 +108,11 @@ const watches: ResilientWatch<V1Namespace>[] = [];
 
 /** A watch of this run's namespaces through the proxy, and what it has seen and done. */
 async function startWatch(resyncMs: number) {
-  const state = { seen: [] as string[], restarts: { error: 0, resync: 0 } };
+  const state = {
+    seen: [] as string[],
+    restarts: { error: 0, resync: 0 },
+    logs: [] as { message: string; fields?: Record<string, unknown> }[],
+  };
   const selector = `${LABEL}=${run}`;
   const watch = new ResilientWatch<V1Namespace>({
     api: new KubeApi(accessOf(kc)),
@@ -116,7 +120,7 @@ async function startWatch(resyncMs: number) {
     labelSelector: selector,
     onChange: (items) => (state.seen = items.map((n) => n.metadata?.name ?? '')),
     onRestart: (reason) => (state.restarts[reason] += 1),
-    logger: { log: () => undefined },
+    logger: { log: (_level, message, fields) => state.logs.push({ message, fields }) },
     resource: 'namespaces (through the proxy)',
     resyncMs,
   });
@@ -159,6 +163,22 @@ const sees = (state: WatchState, name: string, timeoutMs = 20_000) =>
   );
 
 describe('ResilientWatch through a proxy that misbehaves', () => {
+  it('has its list streamed by this API server (WatchList), once more on each re-list', async () => {
+    const name = await newNamespace('watch-streamed');
+    const state = await startWatch(2000);
+    expect(state.seen).toContain(name);
+    await waitFor('a re-list', () =>
+      state.restarts.resync > 0 && state.logs.filter((l) => l.message === 'listed').length > 1
+        ? done(undefined)
+        : pending(state.logs),
+    );
+    const lists = state.logs.filter((l) => l.message === 'listed');
+    expect(lists.map((l) => l.fields?.how)).toEqual(lists.map(() => 'stream'));
+    expect(state.logs.map((l) => l.message)).not.toContain(
+      'the API server does not stream lists; listing in pages',
+    );
+  });
+
   it('comes back after every connection is dropped and the API server is unreachable for a while', async () => {
     // No periodic re-list within the test: only the error path can bring it back.
     const state = await startWatch(10 * 60_000);

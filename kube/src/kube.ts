@@ -1,8 +1,11 @@
 // A list-watch that does not die silently and keeps only what its reader needs. The client
 // library's ListWatch stops for good on any error but 410 (kubernetes-client/javascript #596,
-// #958) and caches every object whole; this one lists in pages as plain JSON (api-client.ts), passes each object through the reader's transform before it is kept,
-// watches from the list's resourceVersion (with bookmarks, so a quiet watch resumes where it
-// was), hands its reader the changes of each burst of events (never the whole list again),
+// #958) and caches every object whole; this one streams each list as the first events of its
+// watch where the API server offers it (WatchList, on by default from Kubernetes 1.34: served
+// from the server's cache, one object in memory at a time) and lists in pages of plain JSON
+// (api-client.ts) where it does not, passes each object through the reader's transform before it
+// is kept, watches from the list's resourceVersion (with bookmarks, so a quiet watch resumes where
+// it was), hands its reader the changes of each burst of events (never the whole list again),
 // restarts with capped, jittered back-off after an error, re-lists periodically so a watch that
 // went quiet without an error is replaced too, and counts every restart.
 
@@ -11,6 +14,12 @@ import type { KubeApi } from './api-client';
 import { backoffDelay } from './backoff';
 import { httpStatus } from './errors';
 import type { KubeLogger } from './log';
+import {
+  StreamedList,
+  STREAMED_LIST_QUERY,
+  refusesStreamedLists,
+  type Listed,
+} from './streamed-list';
 
 export type RestartReason = 'error' | 'resync';
 
@@ -66,12 +75,6 @@ export const storeKey = (o: { metadata?: { name?: string; namespace?: string } }
   return meta.namespace ? `${meta.namespace}/${meta.name ?? ''}` : (meta.name ?? '');
 };
 
-interface Listed<T> {
-  /** Transformed already: a page's whole objects are garbage once it is read. */
-  items: T[];
-  resourceVersion: string;
-}
-
 export class ResilientWatch<T extends Keyed> {
   private store = new Map<string, T>();
   /** Bumped by every (re)start: callbacks of an older list or watch are ignored. */
@@ -90,6 +93,8 @@ export class ResilientWatch<T extends Keyed> {
   private readonly deleted = new Map<string, T>();
   private flushScheduled = false;
   private readonly transform: (object: KubernetesObject) => T;
+  /** Whether to stream each list as a watch's first events; false once the server refused. */
+  private streamsLists = true;
 
   constructor(private readonly options: WatchOptions<T>) {
     this.firstSync = new Promise((resolve) => (this.resolveFirstSync = resolve));
@@ -119,31 +124,42 @@ export class ResilientWatch<T extends Keyed> {
   private begin(): void {
     if (this.stopped) return;
     const generation = ++this.generation;
-    const listStarted = performance.now();
+    if (this.streamsLists) {
+      this.watchFrom(generation, new StreamedList(this.transform, storeKey));
+      return;
+    }
+    const started = performance.now();
     this.list().then(
       (listed) => {
-        if (generation !== this.generation) return;
-        this.options.logger.log('debug', 'listed', {
-          resource: this.options.resource,
-          objects: listed.items.length,
-          durationMs: Math.round(performance.now() - listStarted),
-        });
-        try {
-          this.replace(listed);
-        } catch (err) {
-          this.restart('error', `the reader failed on the list: ${describe(err)}`);
-          return;
-        }
-        this.watchFrom(generation);
-        // A watch that stays up this long without an error counts as healthy too.
-        setTimeout(() => {
-          if (generation === this.generation) this.failures = 0;
-        }, HEALTHY_AFTER_MS).unref();
+        if (generation === this.generation && this.take(listed, started, 'pages'))
+          this.watchFrom(generation);
       },
       (err: unknown) => {
         if (generation === this.generation) this.restart('error', `list failed: ${describe(err)}`);
       },
     );
+  }
+
+  /** A whole list in: it replaces the store. False when the reader failed on it (restarted). */
+  private take(listed: Listed<T>, started: number, how: 'pages' | 'stream'): boolean {
+    this.options.logger.log('debug', 'listed', {
+      resource: this.options.resource,
+      objects: listed.items.length,
+      how,
+      durationMs: Math.round(performance.now() - started),
+    });
+    try {
+      this.replace(listed);
+    } catch (err) {
+      this.restart('error', `the reader failed on the list: ${describe(err)}`);
+      return false;
+    }
+    const generation = this.generation;
+    // A watch that stays up this long without an error counts as healthy too.
+    setTimeout(() => {
+      if (generation === this.generation) this.failures = 0;
+    }, HEALTHY_AFTER_MS).unref();
+    return true;
   }
 
   private async list(): Promise<Listed<T>> {
@@ -194,16 +210,23 @@ export class ResilientWatch<T extends Keyed> {
     this.flush();
   }
 
-  private watchFrom(generation: number): void {
+  /**
+   * Watches from the last list's resourceVersion; or, with `initial`, streams the list itself as
+   * the watch's first events and goes on watching once the last of them has come.
+   */
+  private watchFrom(generation: number, initial?: StreamedList<T>): void {
     const { api, path, labelSelector, fieldSelector } = this.options;
     let expired = false;
     let events = 0;
     const startedAt = Date.now();
-    const query = {
-      resourceVersion: this.resourceVersion,
-      allowWatchBookmarks: true,
-      labelSelector,
-      fieldSelector,
+    const selectors = { allowWatchBookmarks: true, labelSelector, fieldSelector };
+    const query = initial
+      ? { ...selectors, ...STREAMED_LIST_QUERY }
+      : { ...selectors, resourceVersion: this.resourceVersion };
+    // Synced once listed and watching: from here on, nothing that happens is missed.
+    const synced = (): void => {
+      this.synced = true;
+      this.resolveFirstSync();
     };
     const onEvent = (type: string, raw: Record<string, unknown>): void => {
       const object = raw as KubernetesObject & { code?: number };
@@ -213,16 +236,16 @@ export class ResilientWatch<T extends Keyed> {
         return;
       }
       events += 1;
-      // Events show the watch itself works: only now is the back-off reset.
-      this.failures = 0;
-      this.resourceVersion = object.metadata?.resourceVersion ?? this.resourceVersion;
-      if (type === 'BOOKMARK') return;
-      this.options.onEvent?.();
-      if (type === 'ADDED' || type === 'MODIFIED') this.upsert(object);
-      else if (type === 'DELETED') this.remove(object);
+      if (!initial) return this.apply(type, object);
+      const listed = initial.add(type, object);
+      if (!listed) return;
+      const { started } = initial;
+      initial = undefined;
+      if (this.take(listed, started, 'stream')) synced();
     };
     const onDone = (err: unknown): void => {
       if (generation !== this.generation || this.stopped) return;
+      if (initial) return this.streamEnded(err, expired);
       const quick = Date.now() - startedAt < 1000 && events === 0;
       const next = afterWatch(err, expired, quick);
       if (next === 'resume') this.watchFrom(generation);
@@ -230,12 +253,41 @@ export class ResilientWatch<T extends Keyed> {
       else this.restart('error', err ? describe(err) : 'the watch ended at once');
     };
     const onOpen = (): void => {
-      if (generation !== this.generation) return;
-      // Synced once listed and watching: from here on, nothing that happens is missed.
-      this.synced = true;
-      this.resolveFirstSync();
+      if (generation === this.generation && !initial) synced();
     };
     this.end = api.watch(path, query, { open: onOpen, event: onEvent, done: onDone });
+  }
+
+  /** One event of a watch that has its list. */
+  private apply(type: string, object: KubernetesObject): void {
+    // Events show the watch itself works: only now is the back-off reset.
+    this.failures = 0;
+    this.resourceVersion = object.metadata?.resourceVersion ?? this.resourceVersion;
+    if (type === 'BOOKMARK') return;
+    this.options.onEvent?.();
+    if (type === 'ADDED' || type === 'MODIFIED') this.upsert(object);
+    else if (type === 'DELETED') this.remove(object);
+  }
+
+  /**
+   * A streamed list that ended before its last initial event. An API server that does not stream
+   * lists (the WatchList feature off, or older than 1.27) refuses the query as invalid: this
+   * watch lists in pages from then on. Anything else is a failure, tried again with back-off.
+   */
+  private streamEnded(err: unknown, expired: boolean): void {
+    if (refusesStreamedLists(err)) {
+      this.streamsLists = false;
+      this.options.logger.log('info', 'the API server does not stream lists; listing in pages', {
+        resource: this.options.resource,
+        reason: describe(err),
+      });
+      this.begin();
+      return;
+    }
+    if (expired || httpStatus(err) === 410)
+      return this.restart('resync', 'the watch expired (410 Gone)');
+    const why = err ? describe(err) : 'the API server ended it';
+    this.restart('error', `the streamed list did not finish: ${why}`);
   }
 
   private upsert(object: KubernetesObject): void {

@@ -29,8 +29,17 @@ class Collection {
   readonly items = new Map<string, Item>();
   version = 0;
   lists = 0;
+  /** Watches asked to stream their list first (sendInitialEvents). */
+  streamed = 0;
   /** While true, every list fails with a 503. */
   down = false;
+  /**
+   * Whether a watch may stream its list first (the WatchList feature): when false, such a watch
+   * is refused as invalid, as an API server without the feature does.
+   */
+  streams = false;
+  /** A streamed list is cut after this many of its initial events, once. */
+  cutAfter: number | undefined;
   watches: Stream[] = [];
 
   put(name: string, data = ''): Item {
@@ -55,6 +64,25 @@ class Collection {
     for (const w of open) w.done(err);
   }
 
+  /** Every object as ADDED, then the bookmark that ends them; or, with cutAfter, a dropped stream. */
+  private initialEvents(on: Stream): void {
+    let sent = 0;
+    for (const item of this.items.values()) {
+      if (sent++ === this.cutAfter) {
+        this.cutAfter = undefined;
+        this.watches = this.watches.filter((w) => w !== on);
+        return on.done(new Error('connection reset'));
+      }
+      on.event('ADDED', structuredClone(item) as unknown as Record<string, unknown>);
+    }
+    on.event('BOOKMARK', {
+      metadata: {
+        resourceVersion: String(this.version),
+        annotations: { 'k8s.io/initial-events-end': 'true' },
+      },
+    });
+  }
+
   api(): KubeApi {
     const api = {
       get: (_path: string, query: { limit?: number; continue?: string }) => {
@@ -71,9 +99,24 @@ class Collection {
           },
         });
       },
-      watch: (_path: string, _query: unknown, on: Stream) => {
+      watch: (_path: string, query: { sendInitialEvents?: boolean }, on: Stream) => {
+        if (query.sendInitialEvents) {
+          this.streamed += 1;
+          const refusal = this.down
+            ? new ApiError(503, '{}', 'watch')
+            : !this.streams
+              ? new ApiError(422, '{"message":"sendInitialEvents is forbidden"}', 'watch')
+              : undefined;
+          if (refusal) {
+            queueMicrotask(() => on.done(refusal));
+            return () => undefined;
+          }
+        }
         this.watches.push(on);
-        queueMicrotask(on.open);
+        queueMicrotask(() => {
+          on.open();
+          if (query.sendInitialEvents) this.initialEvents(on);
+        });
         return () => (this.watches = this.watches.filter((w) => w !== on));
       },
     };
@@ -110,6 +153,13 @@ async function advance(ms: number, step = 50): Promise<void> {
   for (let t = 0; t < ms; t += step) await jest.advanceTimersByTimeAsync(step);
 }
 
+/** Starts a watch and lets its first list and watch come in. */
+async function startAndSync(watch: { start: () => Promise<void> }): Promise<void> {
+  const started = watch.start();
+  await advance(100);
+  await started;
+}
+
 describe('ResilientWatch', () => {
   beforeEach(() => jest.useFakeTimers({ now: Date.parse('2026-05-01T00:00:00Z') }));
   afterEach(() => jest.useRealTimers());
@@ -118,9 +168,7 @@ describe('ResilientWatch', () => {
     const c = new Collection();
     for (const n of ['a', 'b', 'c']) c.put(n);
     const { watch, deltas } = watchOf(c);
-    const started = watch.start();
-    await advance(100);
-    await started;
+    await startAndSync(watch);
     expect(c.lists).toBe(2); // pages of 2
     expect(deltas).toEqual([
       {
@@ -143,9 +191,7 @@ describe('ResilientWatch', () => {
     c.put('a');
     c.put('b');
     const { watch, deltas, restarts } = watchOf(c);
-    const started = watch.start();
-    await advance(100);
-    await started;
+    await startAndSync(watch);
     c.drop(new Error('connection reset'));
     c.down = true;
     // Changes the watch cannot see: the re-list must find them.
@@ -176,9 +222,7 @@ describe('ResilientWatch', () => {
     const c = new Collection();
     c.put('a');
     const { watch, restarts } = watchOf(c);
-    const started = watch.start();
-    await advance(100);
-    await started;
+    await startAndSync(watch);
     c.put('a', 'x'); // an event, so the watch is not one that ended at once
     await advance(2000);
     const lists = c.lists;
@@ -198,9 +242,7 @@ describe('ResilientWatch', () => {
     const c = new Collection();
     c.put('a');
     const { watch, deltas, restarts } = watchOf(c, { resyncMs: 10_000 });
-    const started = watch.start();
-    await advance(100);
-    await started;
+    await startAndSync(watch);
     await advance(35_000);
     expect(restarts).toEqual(['resync', 'resync', 'resync']);
     // The first list's delta only: the re-lists found nothing changed.
@@ -216,9 +258,7 @@ describe('ResilientWatch', () => {
     c.put('a');
     c.put('b');
     const { watch, deltas } = watchOf(c, { resyncMs: 10_000 });
-    const started = watch.start();
-    await advance(100);
-    await started;
+    await startAndSync(watch);
     const before = new Map(watch.objects);
     c.put('b', 'changed');
     await advance(100);
@@ -231,5 +271,113 @@ describe('ResilientWatch', () => {
     expect(deltas.at(-2)).toEqual({ changed: [{ name: 'b', data: 'changed' }], deleted: [] });
     expect(deltas.at(-1)).toEqual({ changed: [], deleted: [] }); // the re-list: nothing new
     await watch.stop();
+  });
+
+  describe('streamed lists (WatchList)', () => {
+    it("streams the list as the watch's first events, with no list request, and goes on watching", async () => {
+      const c = new Collection();
+      c.streams = true;
+      for (const n of ['a', 'b', 'c']) c.put(n);
+      const { watch, deltas } = watchOf(c);
+      await startAndSync(watch);
+      expect({ lists: c.lists, streamed: c.streamed }).toEqual({ lists: 0, streamed: 1 });
+      expect(deltas).toEqual([
+        {
+          changed: [{ name: 'a' }, { name: 'b' }, { name: 'c' }].map((x) => ({ ...x, data: '' })),
+          deleted: [],
+        },
+      ]);
+      c.put('a', 'one');
+      c.remove('b');
+      await advance(50);
+      expect(deltas[1]).toEqual({
+        changed: [{ name: 'a', data: 'one' }],
+        deleted: [{ name: 'b' }],
+      });
+      expect(c.watches).toHaveLength(1);
+      await watch.stop();
+    });
+
+    it('an API server that refuses to stream a list is asked once; the watch lists in pages from then on', async () => {
+      const c = new Collection();
+      c.put('a');
+      const { watch, deltas, restarts } = watchOf(c, { resyncMs: 10_000 });
+      await startAndSync(watch);
+      expect(deltas).toEqual([{ changed: [{ name: 'a', data: '' }], deleted: [] }]);
+      await advance(25_000); // two re-lists
+      expect({ lists: c.lists, streamed: c.streamed }).toEqual({ lists: 3, streamed: 1 });
+      // Falling back is no failure: no back-off, no error restart.
+      expect(restarts).toEqual(['resync', 'resync']);
+      await watch.stop();
+    });
+
+    it('a stream cut before its last initial event hands over nothing and is tried again', async () => {
+      const c = new Collection();
+      c.streams = true;
+      c.cutAfter = 1;
+      c.put('a');
+      c.put('b');
+      const { watch, deltas, restarts } = watchOf(c);
+      const started = watch.start();
+      await advance(100);
+      expect(watch.hasSynced).toBe(false);
+      expect(deltas).toEqual([]);
+      expect(restarts).toEqual(['error']);
+      await advance(1000); // the back-off: 0.5 s ±25 %
+      await started;
+      expect(deltas).toEqual([
+        {
+          changed: [
+            { name: 'a', data: '' },
+            { name: 'b', data: '' },
+          ],
+          deleted: [],
+        },
+      ]);
+      expect({ lists: c.lists, streamed: c.streamed }).toEqual({ lists: 0, streamed: 2 });
+      await watch.stop();
+    });
+
+    it('a re-list by stream keeps the objects it has at the same version and hands over only what changed', async () => {
+      const c = new Collection();
+      c.streams = true;
+      c.put('a');
+      c.put('b');
+      const { watch, deltas } = watchOf(c, { resyncMs: 10_000 });
+      await startAndSync(watch);
+      const before = new Map(watch.objects);
+      c.drop(new Error('connection reset'));
+      c.put('b', 'changed'); // unseen: the re-list must find it
+      await advance(2000); // the back-off, then a stream
+      expect(watch.objects.get('a')).toBe(before.get('a'));
+      expect(watch.objects.get('b')?.data).toBe('changed');
+      expect(deltas.at(-1)).toEqual({ changed: [{ name: 'b', data: 'changed' }], deleted: [] });
+      await advance(10_000); // the periodic re-list, by stream too: nothing new
+      expect(deltas.at(-1)).toEqual({ changed: [], deleted: [] });
+      expect(watch.objects.get('a')).toBe(before.get('a'));
+      expect(c.lists).toBe(0);
+      await watch.stop();
+    });
+
+    it('while the API server is down, streams are tried with back-off, not in a busy loop', async () => {
+      const c = new Collection();
+      c.streams = true;
+      c.put('a');
+      const { watch, restarts } = watchOf(c);
+      await startAndSync(watch);
+      c.down = true;
+      c.drop(new Error('connection reset'));
+      const before = c.streamed;
+      await advance(60_000);
+      const attempts = c.streamed - before;
+      expect(attempts).toBeGreaterThanOrEqual(4);
+      expect(attempts).toBeLessThanOrEqual(9);
+      expect(restarts.every((r) => r === 'error')).toBe(true);
+      expect(c.lists).toBe(0); // a 503 is no refusal of the stream: no fall back to pages
+      c.down = false;
+      await advance(31_000);
+      expect(c.watches).toHaveLength(1);
+      await watch.stop();
+    });
   });
 });
