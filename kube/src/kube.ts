@@ -75,6 +75,12 @@ export const storeKey = (o: { metadata?: { name?: string; namespace?: string } }
   return meta.namespace ? `${meta.namespace}/${meta.name ?? ''}` : (meta.name ?? '');
 };
 
+/**
+ * The clients whose API server refused a streamed list: every watch on one lists in pages from
+ * then on (a watch made later too, such as the controller's pod watch when its selector changes).
+ */
+const refusedStreams = new WeakSet<KubeApi>();
+
 export class ResilientWatch<T extends Keyed> {
   private store = new Map<string, T>();
   /** Bumped by every (re)start: callbacks of an older list or watch are ignored. */
@@ -93,8 +99,6 @@ export class ResilientWatch<T extends Keyed> {
   private readonly deleted = new Map<string, T>();
   private flushScheduled = false;
   private readonly transform: (object: KubernetesObject) => T;
-  /** Whether to stream each list as a watch's first events; false once the server refused. */
-  private streamsLists = true;
 
   constructor(private readonly options: WatchOptions<T>) {
     this.firstSync = new Promise((resolve) => (this.resolveFirstSync = resolve));
@@ -124,7 +128,7 @@ export class ResilientWatch<T extends Keyed> {
   private begin(): void {
     if (this.stopped) return;
     const generation = ++this.generation;
-    if (this.streamsLists) {
+    if (!refusedStreams.has(this.options.api)) {
       this.watchFrom(generation, new StreamedList(this.transform, storeKey));
       return;
     }
@@ -276,7 +280,7 @@ export class ResilientWatch<T extends Keyed> {
    */
   private streamEnded(err: unknown, expired: boolean): void {
     if (refusesStreamedLists(err)) {
-      this.streamsLists = false;
+      refusedStreams.add(this.options.api);
       this.options.logger.log('info', 'the API server does not stream lists; listing in pages', {
         resource: this.options.resource,
         reason: describe(err),

@@ -124,11 +124,11 @@ class Collection {
   }
 }
 
-function watchOf(c: Collection, o: { resyncMs?: number } = {}) {
+function watchOf(c: Collection, o: { resyncMs?: number; api?: KubeApi } = {}) {
   const deltas: WatchDelta<{ name: string; data?: string }>[] = [];
   const restarts: RestartReason[] = [];
   const watch = new ResilientWatch<{ metadata: Item['metadata']; name: string; data?: string }>({
-    api: c.api(),
+    api: o.api ?? c.api(),
     path: '/api/v1/configmaps',
     resource: 'configmaps',
     pageSize: 2,
@@ -309,6 +309,19 @@ describe('ResilientWatch', () => {
       // Falling back is no failure: no back-off, no error restart.
       expect(restarts).toEqual(['resync', 'resync']);
       await watch.stop();
+    });
+
+    it('a watch made later on the same client does not ask again', async () => {
+      const c = new Collection();
+      c.put('a');
+      const api = c.api();
+      const first = watchOf(c, { api });
+      await startAndSync(first.watch);
+      const second = watchOf(c, { api });
+      await startAndSync(second.watch);
+      expect(second.deltas).toEqual([{ changed: [{ name: 'a', data: '' }], deleted: [] }]);
+      expect({ lists: c.lists, streamed: c.streamed }).toEqual({ lists: 2, streamed: 1 });
+      await Promise.all([first.watch.stop(), second.watch.stop()]);
     });
 
     it('a stream cut before its last initial event hands over nothing and is tried again', async () => {
