@@ -175,7 +175,7 @@ describe('ResilientWatch through a proxy that misbehaves', () => {
     const lists = state.logs.filter((l) => l.message === 'listed');
     expect(lists.map((l) => l.fields?.how)).toEqual(lists.map(() => 'stream'));
     expect(state.logs.map((l) => l.message)).not.toContain(
-      'the API server does not stream lists; listing in pages',
+      'the API server does not stream this list; listing in pages',
     );
   });
 

@@ -1,7 +1,7 @@
 // A list-watch that does not die silently and keeps only what its reader needs. The client
 // library's ListWatch stops for good on any error but 410 (kubernetes-client/javascript #596,
 // #958) and caches every object whole; this one streams each list as the first events of its
-// watch where the API server offers it (WatchList, on by default from Kubernetes 1.34: served
+// watch where the API server offers it (WatchList, on by default in Kubernetes 1.32 and from 1.34: served
 // from the server's cache, one object in memory at a time) and lists in pages of plain JSON
 // (api-client.ts) where it does not, passes each object through the reader's transform before it
 // is kept, watches from the list's resourceVersion (with bookmarks, so a quiet watch resumes where
@@ -17,7 +17,7 @@ import type { KubeLogger } from './log';
 import {
   StreamedList,
   STREAMED_LIST_QUERY,
-  refusesStreamedLists,
+  refusalOfStreamedLists,
   type Listed,
 } from './streamed-list';
 
@@ -76,8 +76,8 @@ export const storeKey = (o: { metadata?: { name?: string; namespace?: string } }
 };
 
 /**
- * The clients whose API server refused a streamed list: every watch on one lists in pages from
- * then on (a watch made later too, such as the controller's pod watch when its selector changes).
+ * The clients whose API server does not stream lists: every watch on one lists in pages from then
+ * on (a watch made later too, such as the controller's pod watch when its selector changes).
  */
 const refusedStreams = new WeakSet<KubeApi>();
 
@@ -99,6 +99,8 @@ export class ResilientWatch<T extends Keyed> {
   private readonly deleted = new Map<string, T>();
   private flushScheduled = false;
   private readonly transform: (object: KubernetesObject) => T;
+  /** How the next list is read (see streamEnded). */
+  private nextList: 'stream' | 'pages' | 'never-stream' = 'stream';
 
   constructor(private readonly options: WatchOptions<T>) {
     this.firstSync = new Promise((resolve) => (this.resolveFirstSync = resolve));
@@ -128,7 +130,9 @@ export class ResilientWatch<T extends Keyed> {
   private begin(): void {
     if (this.stopped) return;
     const generation = ++this.generation;
-    if (!refusedStreams.has(this.options.api)) {
+    const streams = this.nextList === 'stream' && !refusedStreams.has(this.options.api);
+    if (this.nextList === 'pages') this.nextList = 'stream';
+    if (streams) {
       this.watchFrom(generation, new StreamedList(this.transform, storeKey));
       return;
     }
@@ -274,22 +278,31 @@ export class ResilientWatch<T extends Keyed> {
   }
 
   /**
-   * A streamed list that ended before its last initial event. An API server that does not stream
-   * lists (the WatchList feature off, or older than 1.27) refuses the query as invalid: this
-   * watch lists in pages from then on. Anything else is a failure, tried again with back-off.
+   * A streamed list that ended before its last initial event. Refused by the server (see
+   * refusalOfStreamedLists): every watch on this client lists in pages from then on; refused for
+   * this watch (400): this one does. Anything else is a failure, tried again with back-off: in
+   * pages the next time, so a server that cuts such streams (a slow reader of a busy collection,
+   * a proxy) cannot keep the watch from ever syncing, and streamed after that.
    */
   private streamEnded(err: unknown, expired: boolean): void {
-    if (refusesStreamedLists(err)) {
-      refusedStreams.add(this.options.api);
-      this.options.logger.log('info', 'the API server does not stream lists; listing in pages', {
-        resource: this.options.resource,
-        reason: describe(err),
-      });
+    const refusal = refusalOfStreamedLists(err);
+    if (refusal) {
+      if (refusal === 'server') refusedStreams.add(this.options.api);
+      else this.nextList = 'never-stream';
+      this.options.logger.log(
+        'info',
+        'the API server does not stream this list; listing in pages',
+        {
+          resource: this.options.resource,
+          reason: describe(err),
+        },
+      );
       this.begin();
       return;
     }
     if (expired || httpStatus(err) === 410)
       return this.restart('resync', 'the watch expired (410 Gone)');
+    this.nextList = 'pages';
     const why = err ? describe(err) : 'the API server ended it';
     this.restart('error', `the streamed list did not finish: ${why}`);
   }

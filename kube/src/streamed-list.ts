@@ -21,6 +21,18 @@ export const STREAMED_LIST_QUERY = {
 
 const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
 
+/**
+ * A bookmark without the end annotation before the end: the server ignored the query and
+ * watches the old way (it marks the first bookmark it sends when it streams a list), so no end
+ * will come.
+ */
+export class StreamsNotSupportedError extends Error {
+  constructor() {
+    super('a bookmark came before the end of the initial events: the server does not stream lists');
+    this.name = 'StreamsNotSupportedError';
+  }
+}
+
 export class StreamedList<T> {
   private readonly items = new Map<string, T>();
   readonly started = performance.now();
@@ -30,15 +42,17 @@ export class StreamedList<T> {
     private readonly key: (object: KubernetesObject | T) => string,
   ) {}
 
-  /** Takes one event of the stream; returns the whole list once the last initial event came. */
+  /**
+   * Takes one event of the stream; returns the whole list once the last initial event came, and
+   * throws StreamsNotSupportedError at a bookmark that does not end them.
+   */
   add(type: string, object: KubernetesObject): Listed<T> | undefined {
-    if (type === 'BOOKMARK')
-      return object.metadata?.annotations?.[INITIAL_EVENTS_END] === 'true'
-        ? {
-            items: [...this.items.values()],
-            resourceVersion: object.metadata.resourceVersion ?? '',
-          }
-        : undefined;
+    if (type === 'BOOKMARK') {
+      if (object.metadata?.annotations?.[INITIAL_EVENTS_END] !== 'true')
+        throw new StreamsNotSupportedError();
+      const resourceVersion = object.metadata.resourceVersion ?? '';
+      return { items: [...this.items.values()], resourceVersion };
+    }
     if (type === 'ADDED' || type === 'MODIFIED') {
       const kept = this.transform(object);
       this.items.set(this.key(kept), kept);
@@ -48,11 +62,15 @@ export class StreamedList<T> {
 }
 
 /**
- * Whether the answer to a streamed list says the API server does not stream lists: one with the
- * WatchList feature off (the default in 1.33) refuses `sendInitialEvents`, and one older than
- * 1.27 refuses `resourceVersionMatch` on a watch, both as invalid (422).
+ * Whether the answer to a streamed list refuses streaming: `server` for every watch on it (one
+ * with the WatchList feature off, the default in 1.33, refuses `sendInitialEvents`, and one older
+ * than 1.27 refuses `resourceVersionMatch` on a watch, both as invalid: 422), `watch` for this
+ * one (a 400: an endpoint that does not stream, or this watch's own selector). A server that
+ * ignores the query shows it by a bookmark without the end annotation (StreamsNotSupportedError).
  */
-export function refusesStreamedLists(err: unknown): boolean {
+export function refusalOfStreamedLists(err: unknown): 'server' | 'watch' | undefined {
+  if (err instanceof StreamsNotSupportedError) return 'server';
   const status = httpStatus(err);
-  return status === 422 || status === 400;
+  if (status === 422) return 'server';
+  return status === 400 ? 'watch' : undefined;
 }

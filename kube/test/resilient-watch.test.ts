@@ -38,6 +38,10 @@ class Collection {
    * is refused as invalid, as an API server without the feature does.
    */
   streams = false;
+  /** A server that ignores the query: every object as ADDED, then a bookmark with no annotation. */
+  ignoresStreams = false;
+  /** The status of the refusal when `streams` is false: 422 (Invalid) as kube-apiserver's. */
+  refusal: 422 | 400 = 422;
   /** A streamed list is cut after this many of its initial events, once. */
   cutAfter: number | undefined;
   watches: Stream[] = [];
@@ -75,12 +79,14 @@ class Collection {
       }
       on.event('ADDED', structuredClone(item) as unknown as Record<string, unknown>);
     }
-    on.event('BOOKMARK', {
-      metadata: {
-        resourceVersion: String(this.version),
-        annotations: { 'k8s.io/initial-events-end': 'true' },
-      },
-    });
+    const annotations = this.ignoresStreams ? {} : { 'k8s.io/initial-events-end': 'true' };
+    try {
+      on.event('BOOKMARK', { metadata: { resourceVersion: String(this.version), annotations } });
+    } catch (err) {
+      // As api-client.ts does: the reader's throw ends the watch with it.
+      this.watches = this.watches.filter((w) => w !== on);
+      on.done(err as Error);
+    }
   }
 
   api(): KubeApi {
@@ -104,8 +110,8 @@ class Collection {
           this.streamed += 1;
           const refusal = this.down
             ? new ApiError(503, '{}', 'watch')
-            : !this.streams
-              ? new ApiError(422, '{"message":"sendInitialEvents is forbidden"}', 'watch')
+            : !this.streams && !this.ignoresStreams
+              ? new ApiError(this.refusal, '{"message":"sendInitialEvents is forbidden"}', 'watch')
               : undefined;
           if (refusal) {
             queueMicrotask(() => on.done(refusal));
@@ -324,7 +330,7 @@ describe('ResilientWatch', () => {
       await Promise.all([first.watch.stop(), second.watch.stop()]);
     });
 
-    it('a stream cut before its last initial event hands over nothing and is tried again', async () => {
+    it('a stream cut before its last initial event hands over nothing; pages follow, then streams again', async () => {
       const c = new Collection();
       c.streams = true;
       c.cutAfter = 1;
@@ -347,7 +353,38 @@ describe('ResilientWatch', () => {
           deleted: [],
         },
       ]);
-      expect({ lists: c.lists, streamed: c.streamed }).toEqual({ lists: 0, streamed: 2 });
+      // A server that cut every stream could keep a watch from ever syncing: the next list is
+      // read in pages.
+      expect({ lists: c.lists, streamed: c.streamed }).toEqual({ lists: 1, streamed: 1 });
+      c.drop(new Error('connection reset'));
+      await advance(1000);
+      expect({ lists: c.lists, streamed: c.streamed }).toEqual({ lists: 1, streamed: 2 });
+      await watch.stop();
+    });
+
+    it("a stream refused with 400 (this watch's own query) leaves other watches on the client streaming", async () => {
+      const c = new Collection();
+      c.put('a');
+      c.refusal = 400;
+      const api = c.api();
+      const first = watchOf(c, { api });
+      await startAndSync(first.watch);
+      c.streams = true;
+      const second = watchOf(c, { api });
+      await startAndSync(second.watch);
+      expect({ lists: c.lists, streamed: c.streamed }).toEqual({ lists: 1, streamed: 2 });
+      await Promise.all([first.watch.stop(), second.watch.stop()]);
+    });
+
+    it('a server that ignores the query (a bookmark before the end) is taken as one that does not stream', async () => {
+      const c = new Collection();
+      c.ignoresStreams = true;
+      c.put('a');
+      const { watch, deltas, restarts } = watchOf(c);
+      await startAndSync(watch);
+      expect(deltas).toEqual([{ changed: [{ name: 'a', data: '' }], deleted: [] }]);
+      expect({ lists: c.lists, streamed: c.streamed }).toEqual({ lists: 1, streamed: 1 });
+      expect(restarts).toEqual([]);
       await watch.stop();
     });
 
@@ -372,25 +409,31 @@ describe('ResilientWatch', () => {
       await watch.stop();
     });
 
-    it('while the API server is down, streams are tried with back-off, not in a busy loop', async () => {
+    it('while the API server is down, streams and lists are tried with back-off, not in a busy loop', async () => {
       const c = new Collection();
       c.streams = true;
       c.put('a');
-      const { watch, restarts } = watchOf(c);
+      const api = c.api();
+      const { watch, restarts } = watchOf(c, { api });
       await startAndSync(watch);
       c.down = true;
       c.drop(new Error('connection reset'));
-      const before = c.streamed;
+      const before = c.streamed + c.lists;
       await advance(60_000);
-      const attempts = c.streamed - before;
+      const attempts = c.streamed + c.lists - before;
       expect(attempts).toBeGreaterThanOrEqual(4);
       expect(attempts).toBeLessThanOrEqual(9);
       expect(restarts.every((r) => r === 'error')).toBe(true);
-      expect(c.lists).toBe(0); // a 503 is no refusal of the stream: no fall back to pages
       c.down = false;
       await advance(31_000);
       expect(c.watches).toHaveLength(1);
       await watch.stop();
+      // A 503 is no refusal: a watch made later on the same client streams.
+      const streamed = c.streamed;
+      const later = watchOf(c, { api });
+      await startAndSync(later.watch);
+      expect(c.streamed).toBe(streamed + 1);
+      await later.watch.stop();
     });
   });
 });
