@@ -1,13 +1,13 @@
 // A list-watch that does not die silently and keeps only what its reader needs. The client
 // library's ListWatch stops for good on any error but 410 (kubernetes-client/javascript #596,
 // #958) and caches every object whole; this one streams each list as the first events of its
-// watch where the API server offers it (WatchList, on by default in Kubernetes 1.32 and from 1.34: served
-// from the server's cache, one object in memory at a time) and lists in pages of plain JSON
-// (api-client.ts) where it does not, passes each object through the reader's transform before it
-// is kept, watches from the list's resourceVersion (with bookmarks, so a quiet watch resumes where
-// it was), hands its reader the changes of each burst of events (never the whole list again),
-// restarts with capped, jittered back-off after an error, re-lists periodically so a watch that
-// went quiet without an error is replaced too, and counts every restart.
+// watch where the API server offers it (WatchList, on by default in Kubernetes 1.32 and from
+// 1.34: served from the server's cache, one object in memory at a time) and lists in pages of
+// plain JSON (api-client.ts) where it does not, passes each object through the reader's
+// transform before it is kept, watches from the list's resourceVersion (with bookmarks, so a
+// quiet watch resumes where it was), hands its reader the changes of each burst of events (never
+// the whole list again), restarts with capped, jittered back-off after an error, re-lists
+// periodically so a watch gone quiet without an error is replaced too, and counts restarts.
 
 import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import type { KubeApi } from './api-client';
