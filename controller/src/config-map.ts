@@ -5,6 +5,8 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import {
   CONFIG_MAP_KEY,
+  LAST_GOOD_REVISION,
+  WAVE_STAGE,
   configRevision,
   formatIssue,
   parseConfig,
@@ -49,11 +51,26 @@ export function readConfigMap(cm: V1ConfigMap | undefined, ref: ObjectRef): Conf
   return { ok: true, config: result.config, revision: configRevision(result.config) };
 }
 
+/**
+ * What a wave step reads from the ConfigMap, as one string: the object's identity, its data and
+ * its annotations but the stage record and the last good revision. Those two the controller
+ * writes itself, after a step decided with them (shared/src/wave-stage.ts): reading them back
+ * changes no plan, so they call for no step of their own (docs/controller.md, "The wave").
+ */
+function waveInputs(cm: V1ConfigMap | undefined): string {
+  if (!cm) return '';
+  const annotations = { ...cm.metadata?.annotations };
+  delete annotations[WAVE_STAGE];
+  delete annotations[LAST_GOOD_REVISION];
+  return JSON.stringify([cm.metadata?.uid, cm.data, cm.binaryData, annotations]);
+}
+
 /** Holds the ConfigMap and the configuration last read from it successfully. */
 export class ConfigHolder {
   private object: V1ConfigMap | undefined;
   private good: ConfigInForce | undefined;
   private problem: ConfigProblem | undefined;
+  private inputs: string | undefined;
 
   constructor(readonly ref: ObjectRef) {}
 
@@ -73,17 +90,22 @@ export class ConfigHolder {
   /**
    * Offers the ConfigMap's current version (as ConfigStore.offer does in the webhook): a valid one
    * is taken, an invalid one leaves the last good one in force. Returns what changed: whether the
-   * configuration in force did, and the problem with this version, if any.
+   * configuration in force did, whether anything a wave step reads did, and the problem with this
+   * version, if any.
    */
   offer(cm: V1ConfigMap | undefined): {
     configChanged: boolean;
+    waveInputsChanged: boolean;
     problem: ConfigProblem | undefined;
   } {
     this.object = cm;
+    const inputs = waveInputs(cm);
+    const waveInputsChanged = inputs !== this.inputs;
+    this.inputs = inputs;
     const reading = readConfigMap(cm, this.ref);
     if (!('ok' in reading)) {
       this.problem = reading;
-      return { configChanged: false, problem: reading };
+      return { configChanged: false, waveInputsChanged, problem: reading };
     }
     this.problem = undefined;
     const resourceVersion = cm?.metadata?.resourceVersion;
@@ -93,6 +115,6 @@ export class ConfigHolder {
       before.revision !== reading.revision ||
       JSON.stringify(before.config) !== JSON.stringify(reading.config);
     this.good = { config: reading.config, revision: reading.revision, resourceVersion };
-    return { configChanged: changed, problem: undefined };
+    return { configChanged: changed, waveInputsChanged, problem: undefined };
   }
 }

@@ -199,12 +199,13 @@ export class Controller {
 
   onConfigMap(items: readonly V1ConfigMap[]): void {
     const cm = items.find((c) => c.metadata?.name === this.options.configMap.name);
-    const { configChanged, problem } = this.config.offer(cm);
+    const { configChanged, waveInputsChanged, problem } = this.config.offer(cm);
     if (problem) this.problems.report(cm, problem, this.config.inForce?.revision);
     const inForce = this.config.inForce;
     if (configChanged && inForce) this.configInForce(inForce);
-    // The ConfigMap's annotations hold the wave's stop and the admin's resume.
-    this.waveChanged();
+    // The ConfigMap's annotations hold the wave's stop and the admin's resume; the stage the
+    // controller recorded itself is no news to the wave.
+    if (waveInputsChanged) this.waveChanged();
   }
 
   private configInForce(inForce: ConfigInForce): void {

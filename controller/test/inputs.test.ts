@@ -4,9 +4,13 @@
 import type { V1ConfigMap, V1Pod } from '@kubernetes/client-node';
 import {
   CONFIG_MAP_KEY,
+  LAST_GOOD_REVISION,
   OWNER_KIND,
   OWNER_NAME,
+  RESUME,
   REVISION,
+  WAVE_STAGE,
+  WAVE_STOPPED,
   configRevision,
   defaultConfig,
 } from '@outrigger/shared';
@@ -175,5 +179,41 @@ describe('the configuration from its ConfigMap', () => {
     expect(holder.offer(cm('', '3')).configChanged).toBe(false);
     // A rollout setting changes no revision but is a change all the same.
     expect(holder.offer(cm('rollout:\n  maxConcurrent: 9\n', '4')).configChanged).toBe(true);
+  });
+
+  it('tells apart a change a wave step must see from the stage record the controller wrote', () => {
+    const holder = new ConfigHolder(ref);
+    const annotated = (rv: string, annotations: Record<string, string>, text = '') => ({
+      ...cm(text, rv),
+      metadata: { ...cm(text, rv).metadata, uid: 'u1', annotations },
+    });
+    const waveInputs = (c: V1ConfigMap | undefined) => holder.offer(c).waveInputsChanged;
+    expect(waveInputs(annotated('1', {}))).toBe(true);
+    // The controller's own record of the stage it reached and of the last good revision: the
+    // step that wrote it decided with it; reading it back changes no plan.
+    const stage = 'abc complete 2026-12-02T10:00:00Z';
+    expect(waveInputs(annotated('2', { [WAVE_STAGE]: stage, [LAST_GOOD_REVISION]: 'abc' }))).toBe(
+      false,
+    );
+    // The same ConfigMap again (a re-list): nothing to look at.
+    expect(waveInputs(annotated('2', { [WAVE_STAGE]: stage, [LAST_GOOD_REVISION]: 'abc' }))).toBe(
+      false,
+    );
+    // A stop, an admin's resume, any other annotation, the configuration, a new object, or
+    // none at all: each is a wave input.
+    const base = { [WAVE_STAGE]: stage, [LAST_GOOD_REVISION]: 'abc' };
+    expect(waveInputs(annotated('3', { ...base, [WAVE_STOPPED]: 'abc shop/web stalled' }))).toBe(
+      true,
+    );
+    expect(waveInputs(annotated('4', base))).toBe(true);
+    expect(waveInputs(annotated('5', { ...base, [RESUME]: 'now' }))).toBe(true);
+    expect(waveInputs(annotated('6', { ...base, [RESUME]: 'now', note: 'x' }))).toBe(true);
+    expect(waveInputs(annotated('7', { ...base, [RESUME]: 'now', note: 'x' }, 'proxy: ['))).toBe(
+      true,
+    );
+    const recreated = annotated('8', { ...base, [RESUME]: 'now', note: 'x' }, 'proxy: [');
+    expect(waveInputs({ ...recreated, metadata: { ...recreated.metadata, uid: 'u2' } })).toBe(true);
+    expect(waveInputs(undefined)).toBe(true);
+    expect(waveInputs(undefined)).toBe(false);
   });
 });
