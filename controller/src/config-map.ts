@@ -17,7 +17,7 @@ import type { ObjectRef } from '@outrigger/kube';
 export interface ConfigInForce {
   config: Config;
   revision: string;
-  /** The ConfigMap's resourceVersion it was read from. */
+  /** The ConfigMap's resourceVersion it was first read from. */
   resourceVersion: string | undefined;
 }
 
@@ -114,7 +114,10 @@ export class ConfigHolder {
       before === undefined ||
       before.revision !== reading.revision ||
       JSON.stringify(before.config) !== JSON.stringify(reading.config);
-    this.good = { config: reading.config, revision: reading.revision, resourceVersion };
+    // Unchanged, the same object stays in force: the owners' assessments were made against it,
+    // and a new one would have every owner assessed again (owner-index.ts).
+    if (changed)
+      this.good = { config: reading.config, revision: reading.revision, resourceVersion };
     return { configChanged: changed, waveInputsChanged, problem: undefined };
   }
 }

@@ -175,8 +175,12 @@ describe('the configuration from its ConfigMap', () => {
     expect(bad).toMatchObject({ configChanged: false, problem: { reason: 'invalid' } });
     expect(holder.inForce?.revision).toBe(configRevision(defaultConfig()));
     expect(holder.configMap?.metadata?.resourceVersion).toBe('2');
-    // The same configuration again (an annotation changed): nothing to roll.
+    // The same configuration again (an annotation changed): nothing to roll, and the same
+    // object in force, which the owners' assessments were made against (a new one would have
+    // every owner assessed again).
+    const before = holder.inForce;
     expect(holder.offer(cm('', '3')).configChanged).toBe(false);
+    expect(holder.inForce).toBe(before);
     // A rollout setting changes no revision but is a change all the same.
     expect(holder.offer(cm('rollout:\n  maxConcurrent: 9\n', '4')).configChanged).toBe(true);
   });
