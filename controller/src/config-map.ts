@@ -55,7 +55,8 @@ export function readConfigMap(cm: V1ConfigMap | undefined, ref: ObjectRef): Conf
  * What a wave step reads from the ConfigMap, as one string: the object's identity, its data and
  * its annotations but the stage record and the last good revision. Those two the controller
  * writes itself, after a step decided with them (shared/src/wave-stage.ts): reading them back
- * changes no plan, so they call for no step of their own (docs/controller.md, "The wave").
+ * changes no plan, so they call for no step of their own (docs/controller.md, "Keys and the work
+ * queue").
  */
 function waveInputs(cm: V1ConfigMap | undefined): string {
   if (!cm) return '';
