@@ -17,8 +17,6 @@ import type { ObjectRef } from '@outrigger/kube';
 export interface ConfigInForce {
   config: Config;
   revision: string;
-  /** The ConfigMap's resourceVersion it was first read from. */
-  resourceVersion: string | undefined;
 }
 
 /** Why the ConfigMap's current version is not in force; undefined when it is. */
@@ -109,7 +107,6 @@ export class ConfigHolder {
       return { configChanged: false, waveInputsChanged, problem: reading };
     }
     this.problem = undefined;
-    const resourceVersion = cm?.metadata?.resourceVersion;
     const before = this.good;
     const changed =
       before === undefined ||
@@ -117,8 +114,7 @@ export class ConfigHolder {
       JSON.stringify(before.config) !== JSON.stringify(reading.config);
     // Unchanged, the same object stays in force: the owners' assessments were made against it,
     // and a new one would have every owner assessed again (owner-index.ts).
-    if (changed)
-      this.good = { config: reading.config, revision: reading.revision, resourceVersion };
+    if (changed) this.good = { config: reading.config, revision: reading.revision };
     return { configChanged: changed, waveInputsChanged, problem: undefined };
   }
 }

@@ -38,7 +38,7 @@ const FLOOR_MS = 1000;
 
 const config = ((): ConfigInForce => {
   const parsed = mustParseConfig('rollout:\n  maxConcurrent: 1\n  canary: {count: 0}\n');
-  return { config: parsed, revision: configRevision(parsed), resourceVersion: '1' };
+  return { config: parsed, revision: configRevision(parsed) };
 })();
 
 /** A Deployment whose rollout is complete and whose template was never stamped: outdated. */

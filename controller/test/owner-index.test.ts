@@ -22,7 +22,6 @@ const R1 = '1111111111';
 const NOW = Date.parse('2026-05-01T12:00:00Z');
 const inForce = (revision: string): ConfigInForce => ({
   revision,
-  resourceVersion: '1',
   config: mustParseConfig(''),
 });
 

@@ -22,7 +22,7 @@ function recordingWatch(): InjectedPodWatch & { switches: string[]; synced: bool
 
 function inForce(yaml: string): ConfigInForce {
   const config = mustParseConfig(yaml);
-  return { config, revision: makeSnapshot(config).revision, resourceVersion: '1' };
+  return { config, revision: makeSnapshot(config).revision };
 }
 
 describe('PodSelection', () => {
