@@ -17,7 +17,7 @@
 // job-without-native-sidecar.
 
 import type { Config } from './config';
-import type { Container, NamespaceMeta, PodLike } from './k8s';
+import type { NamespaceMeta, PodLike } from './k8s';
 import { isRecord } from './k8s';
 import {
   DISABLED,
@@ -109,9 +109,12 @@ export function decideOptIn(input: DecideInput): Decision {
   return skip('namespace-not-enabled', `namespace ${namespace.name} is not opted in${hint}`);
 }
 
-function containersOf(pod: PodLike): Container[] {
-  const spec = pod.spec;
-  return [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])];
+/** The names of the pod's containers, init containers included. */
+function containerNames(pod: PodLike): Set<string> {
+  const names = new Set<string>();
+  for (const c of pod.spec?.initContainers ?? []) names.add(c.name);
+  for (const c of pod.spec?.containers ?? []) names.add(c.name);
+  return names;
 }
 
 const isListOrAbsent = (v: unknown): boolean => v === undefined || v === null || Array.isArray(v);
@@ -127,11 +130,10 @@ export function invalidSpec(pod: PodLike): string | undefined {
     (key) => !isListOrAbsent(spec[key]),
   );
   if (notList) return `spec.${notList} must be a list`;
-  const all = [
-    ...(spec.containers as unknown[]),
-    ...((spec.initContainers as unknown[] | null) ?? []),
-  ];
-  if (!all.every(isNamed)) return 'every container must be a mapping with a name';
+  const named =
+    (spec.containers as unknown[]).every(isNamed) &&
+    ((spec.initContainers as unknown[] | null) ?? []).every(isNamed);
+  if (!named) return 'every container must be a mapping with a name';
   const meta: unknown = pod.metadata;
   if (!isRecord(meta) && meta !== undefined && meta !== null) return 'metadata must be a mapping';
   return undefined;
@@ -171,7 +173,7 @@ export function decidePod(input: DecideInput): Decision {
       'host-network',
       "the pod uses the host network; redirecting its traffic would capture the node's",
     );
-  const names = new Set(containersOf(pod).map((c) => c.name));
+  const names = containerNames(pod);
   if (isInjected(pod, names, config))
     return skip('already-injected', `container ${config.proxy.name} is already there`);
   const mesh = otherMesh(pod, names);

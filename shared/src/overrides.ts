@@ -115,20 +115,32 @@ export interface ResolvedOverrides {
 export function resolveOverrides(input: OverridesInput): ResolvedOverrides {
   const values: Overrides = {};
   const warnings: string[] = [];
-  const sources: [string, Record<string, string> | undefined][] = [
-    [`Namespace ${input.namespaceName ?? ''}`.trim(), input.namespaceAnnotations],
-    [input.podDescription, input.podAnnotations],
-  ];
-  // Namespace first, so the pod's value overwrites it.
-  for (const [where, annotations] of sources) {
-    for (const [key, raw] of Object.entries(annotations ?? {})) {
-      if (!key.startsWith(OVERRIDE_PREFIX)) continue;
-      const result = readOverride(key, String(raw), input.config);
-      if (result instanceof InvalidOverrideError) warnings.push(`${where}: ${result.message}`);
-      else Object.assign(values, result);
-    }
-  }
+  // Namespace first, so the pod's value overwrites it. Nearly every pod has no override: the
+  // names for warnings are made only when there is one to give.
+  const namespace = (): string => `Namespace ${input.namespaceName ?? ''}`.trim();
+  readOverrides(input.namespaceAnnotations, input.config, values, (w) =>
+    warnings.push(`${namespace()}: ${w}`),
+  );
+  readOverrides(input.podAnnotations, input.config, values, (w) =>
+    warnings.push(`${input.podDescription}: ${w}`),
+  );
   return { values, warnings };
+}
+
+/** The override annotations among `annotations`, into `values`; a bad one is warned about. */
+function readOverrides(
+  annotations: Record<string, string> | undefined,
+  config: Config,
+  values: Overrides,
+  warn: (warning: string) => void,
+): void {
+  if (annotations === undefined || annotations === null) return;
+  for (const key in annotations) {
+    if (!Object.hasOwn(annotations, key) || !key.startsWith(OVERRIDE_PREFIX)) continue;
+    const result = readOverride(key, String(annotations[key]), config);
+    if (result instanceof InvalidOverrideError) warn(result.message);
+    else Object.assign(values, result);
+  }
 }
 
 function readOverride(

@@ -7,15 +7,31 @@ export interface AddOperation {
   value: unknown;
 }
 
+/** Escaped tokens that needed it: the same few keys (ours) come in nearly every patch. */
+const escaped = new Map<string, string>();
+const MAX_ESCAPED = 1024;
+
 /** RFC 6901: `~` becomes `~0` and `/` becomes `~1` in a reference token. */
 export function escapeToken(token: string): string {
   if (!token.includes('~') && !token.includes('/')) return token;
-  return token.replace(/~/g, '~0').replace(/\//g, '~1');
+  let known = escaped.get(token);
+  if (known === undefined) {
+    known = token.replace(/~/g, '~0').replace(/\//g, '~1');
+    if (escaped.size >= MAX_ESCAPED) escaped.clear();
+    escaped.set(token, known);
+  }
+  return known;
 }
 
 export function pointer(segments: readonly (string | number)[]): string {
-  return segments.map((s) => `/${escapeToken(String(s))}`).join('');
+  let path = '';
+  for (const s of segments) path += `/${escapeToken(String(s))}`;
+  return path;
 }
+
+/** `pointer([...parent, token])`, without the list. */
+const child = (parent: readonly string[], token: string | number): string =>
+  `${pointer(parent)}/${escapeToken(String(token))}`;
 
 /** Adds `entries` to the map at `path`; creates the map whole when it is missing. */
 export function addToMap(
@@ -26,11 +42,7 @@ export function addToMap(
   if (Object.keys(entries).length === 0) return [];
   if (existing === undefined || existing === null)
     return [{ op: 'add', path: pointer(path), value: entries }];
-  return Object.entries(entries).map(([k, v]) => ({
-    op: 'add',
-    path: pointer([...path, k]),
-    value: v,
-  }));
+  return Object.entries(entries).map(([k, v]) => ({ op: 'add', path: child(path, k), value: v }));
 }
 
 /** Inserts `items` into the list at `path`, at the front or the back; creates the list if missing. */
@@ -44,7 +56,7 @@ export function addToList(
   if (existing === undefined || existing === null)
     return [{ op: 'add', path: pointer(path), value: [...items] }];
   if (where === 'front')
-    return items.map((value, i) => ({ op: 'add', path: pointer([...path, i]), value }));
+    return items.map((value, i) => ({ op: 'add', path: child(path, i), value }));
   return items.map((value) => ({ op: 'add', path: `${pointer(path)}/-`, value }));
 }
 

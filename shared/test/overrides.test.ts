@@ -112,6 +112,25 @@ describe('resource overrides against limits', () => {
     });
   });
 
+  it('gives pods without resource overrides the configured resources, the same for each', () => {
+    const first = proxyResources(config, {});
+    expect(first).toEqual({
+      resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { memory: '256Mi' } },
+      warnings: [],
+    });
+    // Kept once per configuration: shared, so frozen; the warnings are each caller's own.
+    expect(proxyResources(config, { 'proxy-log-level': 'debug' }).resources).toBe(first.resources);
+    expect(Object.isFrozen(first.resources.requests)).toBe(true);
+    const inverted = mustParseConfig(
+      'proxy:\n  resources:\n    requests: {memory: 1Gi}\n    limits: {memory: 256Mi}',
+    );
+    const warned = proxyResources(inverted, {});
+    warned.warnings.push('changed by the caller');
+    expect(proxyResources(inverted, {}).warnings).toEqual([
+      'memory request 1Gi would exceed the limit 256Mi; the proxy keeps the configured memory resources (set both the request and the limit overrides)',
+    ]);
+  });
+
   it('compares quantities by value', () => {
     expect(quantityValue('1Gi')).toBe(2 ** 30);
     expect(quantityValue('1500m')).toBe(1.5);
