@@ -45,10 +45,11 @@ export interface AssessedFleet extends FleetOwners {
   states: ReadonlyMap<OwnerState, number>;
 }
 
-const workloadKey = (workload: Workload): string =>
+/** The key of a workload of `kind` (the watch's: the cached object may not name it). */
+const workloadKey = (workload: Workload, kind = workload.kind): string =>
   ownerKey({
     namespace: workload.metadata?.namespace ?? '',
-    kind: workload.kind,
+    kind,
     name: workload.metadata?.name ?? '',
   });
 
@@ -139,14 +140,14 @@ export class OwnerIndex {
 
   workloadsChanged(kind: StampedKind, delta: WatchDelta<Workload>): boolean {
     for (const w of delta.deleted) {
-      const key = workloadKey({ ...w, kind });
+      const key = workloadKey(w, kind);
       this.workloads.delete(key);
       this.written.delete(key);
       this.byNamespace.get(w.metadata?.namespace ?? '')?.delete(key);
       this.dirty.add(key);
     }
     for (const w of delta.changed) {
-      const key = workloadKey({ ...w, kind });
+      const key = workloadKey(w, kind);
       this.workloads.set(key, w);
       // The cache moved past the version our write replaced: the overlay has nothing left to say.
       const mine = this.written.get(key);
