@@ -8,6 +8,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { makeServingCert, shippedEnv } from '@outrigger/testkit';
 import { rssMiB } from '../test/fuzz-harness';
@@ -106,6 +107,8 @@ async function peakRss<T>(pid: number, work: Promise<T>): Promise<{ value: T; pe
 
 interface Result {
   throughput: number;
+  /** CPU seconds of the server per second of the throughput phase (1: one core, all of it). */
+  busy: number;
   p50: number;
   p99: number;
   /** CPU time of the server per request, in µs. */
@@ -117,13 +120,18 @@ interface Result {
 async function measure(target: Target, ca: string, work: Workload): Promise<Result> {
   const { bodies } = work;
   await saturate(target, ca, bodies, { count: 2000 }); // warm-up
+  // The server's CPU over the throughput phase too: the host's speed changes between phases, so
+  // only this says whether a server was busy the whole phase or waited.
+  const [cpuBefore, wallBefore] = [cpuSeconds(target.pid), performance.now()];
   const loaded = await peakRss(target.pid, saturate(target, ca, bodies, { seconds: SECONDS }));
+  const busy = (cpuSeconds(target.pid) - cpuBefore) / ((performance.now() - wallBefore) / 1000);
   const { p50, p99 } = await fixedRate(target, ca, bodies, { rate: RATE, seconds: SECONDS });
   const before = cpuSeconds(target.pid);
   const cpu = await peakRss(target.pid, saturate(target, ca, bodies, { count: CPU_REQUESTS }));
   const cpuMicros = ((cpuSeconds(target.pid) - before) / CPU_REQUESTS) * 1e6;
   return {
     throughput: loaded.value,
+    busy,
     p50,
     p99,
     cpuMicros,
@@ -248,7 +256,7 @@ function report(rounds: Map<string, Measured>[], workloads: Workload[]): void {
   const get = (r: Map<string, Measured>, s: string, w: string): Result | undefined =>
     r.get(s)?.byWorkload.get(w);
   console.log(
-    '\nEach round: throughput, p50 / p99 at 1,000 req/s, CPU per request, RSS at start → peak under load',
+    "\nEach round: throughput (and the server's CPU over that phase, in % of one core), p50 / p99 at 1,000 req/s, CPU per request, RSS at start → peak under load",
   );
   console.log('| round | workload | bare | webhook | throughput ratio | RSS ratio (peak) |');
   console.log('| --- | --- | --- | --- | --- | --- |');
@@ -257,7 +265,7 @@ function report(rounds: Map<string, Measured>[], workloads: Workload[]): void {
       const cell = (s: string): string => {
         const r = get(round, s, w.name);
         if (!r) return '';
-        return `${fmt(r.throughput)} req/s, ${fmt(r.p50, 2)} / ${fmt(r.p99, 2)} ms, ${fmt(r.cpuMicros)} µs, ${fmt(round.get(s)?.startRss ?? NaN)} → ${fmt(r.rss)} MiB`;
+        return `${fmt(r.throughput)} req/s (busy ${fmt(r.busy * 100)} %), ${fmt(r.p50, 2)} / ${fmt(r.p99, 2)} ms, ${fmt(r.cpuMicros)} µs, ${fmt(round.get(s)?.startRss ?? NaN)} → ${fmt(r.rss)} MiB`;
       };
       const [b, h] = [get(round, 'bare', w.name), get(round, 'webhook', w.name)];
       const ratio = b && h ? `${(h.throughput / b.throughput).toFixed(2)}x` : '';
@@ -294,7 +302,11 @@ function summary(rounds: Map<string, Measured>[], workload: string): void {
         all(s, (r) => r.throughput),
         0,
         ' req/s',
-      )}, p50 ${spread(
+      )} (busy ${spread(
+        all(s, (r) => r.busy * 100),
+        0,
+        ' %',
+      )}), p50 ${spread(
         all(s, (r) => r.p50),
         2,
         ' ms',
