@@ -105,41 +105,11 @@ function stringEnd(body: string, open: number): number {
 /** Refuses, before parsing, a text whose parsed value would be too deep or too large to read. */
 function checkStructure(body: string): void {
   const { depth, values } = jsonStructure(body);
-  if (depth > MAX_NESTING) throw tooDeep();
+  if (depth > MAX_NESTING)
+    throw new BadReviewError(`body nests arrays and objects deeper than ${MAX_NESTING} levels`);
   if (values > MAX_VALUES)
     throw new BadReviewError(`body holds more than ${MAX_VALUES} values; no Pod comes close`);
 }
-
-const tooDeep = (): BadReviewError =>
-  new BadReviewError(`body nests arrays and objects deeper than ${MAX_NESTING} levels`);
-
-/**
- * The deepest nesting of arrays and objects in a parsed value, counted no further than one
- * level past `limit`, so this recursion stays as shallow as the limit.
- */
-export function nestingDepth(value: unknown, limit = MAX_NESTING, depth = 1): number {
-  if (typeof value !== 'object' || value === null) return 0;
-  if (depth > limit) return depth;
-  let deepest = depth;
-  if (Array.isArray(value)) {
-    for (const item of value as unknown[]) deepest = deeper(item, limit, depth, deepest);
-  } else {
-    const record = value as Record<string, unknown>;
-    for (const key in record) deepest = deeper(record[key], limit, depth, deepest);
-  }
-  return deepest;
-}
-
-function deeper(child: unknown, limit: number, depth: number, deepest: number): number {
-  if (deepest > limit || typeof child !== 'object' || child === null) return deepest;
-  return Math.max(deepest, nestingDepth(child, limit, depth + 1));
-}
-
-/**
- * Below this length a text cannot hold more than MAX_VALUES values (each takes a character at
- * least), so it is not counted before parsing; every real review is far below it.
- */
-const COUNTED_FROM_LENGTH = MAX_VALUES;
 
 function readKind(value: unknown): GroupVersionKind {
   if (!isRecord(value) || typeof value.kind !== 'string' || typeof value.version !== 'string')
@@ -168,19 +138,14 @@ function optionalString(raw: Record<string, unknown>, field: string): string | u
 
 /** Parses and checks a request body. Throws BadReviewError for anything malformed. */
 export function parseReview(body: string): AdmissionRequest {
-  // A long text is counted before parsing, as parsing it could take long. A shorter one is
-  // parsed first (V8's JSON.parse does not recurse, however deep the text nests) and its
-  // nesting measured on the value, which costs a third of a scan of the text; either way,
-  // before anything that may recurse over the value reads it.
-  const counted = body.length >= COUNTED_FROM_LENGTH;
-  if (counted) checkStructure(body);
+  // Checked before parsing: everything after JSON.parse may recurse over the value.
+  checkStructure(body);
   let value: unknown;
   try {
     value = JSON.parse(body);
   } catch (err) {
     throw new BadReviewError(`body is not JSON: ${(err as Error).message.slice(0, 200)}`);
   }
-  if (!counted && nestingDepth(value) > MAX_NESTING) throw tooDeep();
   if (!isRecord(value)) throw new BadReviewError('body must be a JSON object (an AdmissionReview)');
   if (value.kind !== 'AdmissionReview')
     throw new BadReviewError(`kind must be AdmissionReview; got ${describe(value.kind)}`);
