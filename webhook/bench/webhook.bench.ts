@@ -22,6 +22,13 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 /** Requests whose CPU time is measured, at saturation. */
 const CPU_REQUESTS = Number(process.env.BENCH_CPU_REQUESTS ?? 20_000);
+/**
+ * Requests before any phase is measured, for each server and workload. V8 is still compiling the
+ * webhook's code long after the first thousands (its compiler threads took 22 µs a request over
+ * the 10,000 after a warm-up of 4,000, 3 µs later; callgrind counted 889,000 instructions a request
+ * after 3,000 and 818,000 after 6,000): a short warm-up measured the tier-up, not the steady state.
+ */
+const WARM_UP_REQUESTS = Number(process.env.BENCH_WARMUP_REQUESTS ?? 20_000);
 const RATE = 1000;
 /** Clock ticks per second of /proc/PID/stat's utime and stime (USER_HZ, 100 on Linux). */
 const CLOCK_TICKS = 100;
@@ -119,7 +126,7 @@ interface Result {
 
 async function measure(target: Target, ca: string, work: Workload): Promise<Result> {
   const { bodies } = work;
-  await saturate(target, ca, bodies, { count: 2000 }); // warm-up
+  await saturate(target, ca, bodies, { count: WARM_UP_REQUESTS });
   // The server's CPU over the throughput phase too: the host's speed changes between phases, so
   // only this says whether a server was busy the whole phase or waited.
   const [cpuBefore, wallBefore] = [cpuSeconds(target.pid), performance.now()];
