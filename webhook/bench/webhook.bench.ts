@@ -23,10 +23,9 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 /** Requests whose CPU time is measured, at saturation. */
 const CPU_REQUESTS = Number(process.env.BENCH_CPU_REQUESTS ?? 20_000);
 /**
- * Requests before any phase is measured, for each server and workload. V8 is still compiling the
- * webhook's code long after the first thousands (its compiler threads took 22 µs a request over
- * the 10,000 after a warm-up of 4,000, 3 µs later; callgrind counted 889,000 instructions a request
- * after 3,000 and 818,000 after 6,000): a short warm-up measured the tier-up, not the steady state.
+ * Requests before any phase is measured, for each server and workload: V8 is still compiling the
+ * webhook's code after the first few thousand, so a short warm-up measured its tier-up, not its
+ * steady state (docs/benchmarks.md, "Instructions, not seconds").
  */
 const WARM_UP_REQUESTS = Number(process.env.BENCH_WARMUP_REQUESTS ?? 20_000);
 const RATE = 1000;
@@ -211,7 +210,7 @@ async function main(): Promise<void> {
   const corpus = corpusBodies();
   if (corpus) workloads.push(corpus);
   console.log(
-    `bench-webhook: Node ${process.version}, ${CONCURRENCY} keep-alive connections, ${ROUNDS} rounds, ${SECONDS} s per phase, CPU over ${CPU_REQUESTS} requests`,
+    `bench-webhook: Node ${process.version}, ${CONCURRENCY} keep-alive connections, ${ROUNDS} rounds, ${WARM_UP_REQUESTS} requests of warm-up, ${SECONDS} s per phase, CPU over ${CPU_REQUESTS} requests`,
   );
   console.log(`CPUs: ${pinning.description}`);
   console.log(`webhook environment (from manifests/install.yaml): ${envLine(list[1]?.env ?? {})}`);
