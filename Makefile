@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:/usr/local/go/bin:$(PATH)
 
-.PHONY: setup deps build lint typecheck test test-unit e2e bench bench-inject bench-webhook bench-controller chaos fuzz \
+.PHONY: setup deps build lint typecheck test test-unit e2e bench bench-inject bench-webhook bench-parse bench-controller chaos fuzz \
         cluster-build cluster-up cluster-down clean manifests demo demo-down images packages
 
 ## setup: install Node.js 24 and the dependencies, the real node's packages (as root, on Debian),
@@ -72,6 +72,10 @@ clean:
 
 bench-webhook: build
 	node webhook/dist/bench/webhook.bench.js
+
+## bench-parse: what one body of up to 64 KiB costs the main thread to parse, by shape (nested, side by side, realistic)
+bench-parse: build
+	node webhook/dist/bench/parse-cost.js
 
 ## fuzz: 100,000 hostile and valid requests (FUZZ_REQUESTS) against the webhook binary; prints its figures
 fuzz: build

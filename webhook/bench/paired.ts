@@ -1,0 +1,121 @@
+// Two servers measured at once: both on the CPU the pinning gives servers, both loaded at
+// saturation at the same time (each over its own connections), each one's CPU time per request
+// read from /proc. A shared machine's speed changes from one second to the next (the bare
+// server alone measured 5,490 to 9,302 requests a second across the rounds of one run); two
+// servers measured at once see the same machine, so the ratio of their CPU times holds where
+// separate phases swing (docs/benchmarks.md, "Two servers at once"). At saturation a server's
+// throughput is the inverse of its CPU time per request, so the ratio is the throughput ratio.
+//
+// `make bench-webhook` runs it for the bare server and the webhook. On its own, to compare two
+// builds: `node webhook/dist/bench/paired.js SPEC SPEC`, where a SPEC is `bare`, `webhook`,
+// `bare=SCRIPT` or `webhook=BIN` (another build's outrigger-webhook.js); `bare webhook` without.
+
+import {
+  bareServer,
+  benchCertificate,
+  cpuSeconds,
+  start,
+  stop,
+  webhookServer,
+  type Server,
+  type Target,
+} from './bench-servers';
+import { saturate } from './admission-load';
+import { pinLoadGenerator } from './cpu-pinning';
+import { median } from './stats';
+import { realisticBodies } from './workloads';
+
+export interface PairedOptions {
+  rounds: number;
+  /** Requests each server answers in a round. */
+  requests: number;
+  /** Requests each server answers before the first round. */
+  warmUp: number;
+}
+
+/** Each server's CPU time per request, in µs, round by round. */
+export type Paired = [number[], number[]];
+
+export async function measurePaired(
+  targets: [Target, Target],
+  ca: string,
+  bodies: string[],
+  options: PairedOptions,
+): Promise<Paired> {
+  await Promise.all(targets.map((t) => saturate(t, ca, bodies, { count: options.warmUp })));
+  const micros: Paired = [[], []];
+  for (let round = 0; round < options.rounds; round++) {
+    const before = targets.map((t) => cpuSeconds(t.pid));
+    await Promise.all(targets.map((t) => saturate(t, ca, bodies, { count: options.requests })));
+    targets.forEach((t, i) => {
+      const seconds = cpuSeconds(t.pid) - (before[i] ?? NaN);
+      micros[i]?.push((seconds / options.requests) * 1e6);
+    });
+  }
+  return micros;
+}
+
+/** Lines that say what was measured: each server's µs a request, and the second / first. */
+export function pairedReport(names: [string, string], micros: Paired): string[] {
+  const [first, second] = micros;
+  const ratios = first.map((a, i) => (second[i] ?? NaN) / a);
+  const range = (xs: number[], d: number): string =>
+    `${median(xs).toFixed(d)} (${Math.min(...xs).toFixed(d)}–${Math.max(...xs).toFixed(d)})`;
+  const rounds = (xs: number[]): string => xs.map((x) => x.toFixed(0)).join(' ');
+  return [
+    ...names.map(
+      (n, i) =>
+        `  ${n}: CPU ${range(micros[i] ?? [], 0)} µs a request (rounds: ${rounds(micros[i] ?? [])})`,
+    ),
+    `  ${names[1]} / ${names[0]} CPU a request: ${range(ratios, 3)}; throughput ratio ${names[1]}/${names[0]} (its inverse): ${(1 / median(ratios)).toFixed(2)}x`,
+  ];
+}
+
+function serverOf(
+  spec: string,
+  index: number,
+  certificate: ReturnType<typeof benchCertificate>,
+): Server {
+  const [kind, path] = spec.split('=', 2);
+  const name = `${spec} (${index + 1})`;
+  if (kind === 'bare') return bareServer(certificate, name, path);
+  if (kind === 'webhook') return webhookServer(certificate, name, path);
+  throw new Error(`a server is bare, webhook, bare=SCRIPT or webhook=BIN; got ${spec}`);
+}
+
+async function main(): Promise<void> {
+  const specs = process.argv.slice(2);
+  const [a = 'bare', b = 'webhook'] = specs.length > 0 ? specs : [];
+  const pinning = pinLoadGenerator();
+  const certificate = benchCertificate();
+  const options = {
+    rounds: Number(process.env.BENCH_ROUNDS ?? 6),
+    requests: Number(process.env.BENCH_CPU_REQUESTS ?? 10_000),
+    warmUp: Number(process.env.BENCH_WARMUP_REQUESTS ?? 20_000),
+  };
+  console.log(
+    `paired: Node ${process.version}, ${options.rounds} rounds of ${options.requests} realistic requests each, at once, after ${options.warmUp} of warm-up; CPUs: ${pinning.description}`,
+  );
+  const servers = [serverOf(a, 0, certificate), serverOf(b, 1, certificate)];
+  const targets: Target[] = [];
+  try {
+    for (const s of servers) targets.push(await start(s, pinning));
+    const [first, second] = targets;
+    if (!first || !second) throw new Error('a server did not start');
+    const micros = await measurePaired(
+      [first, second],
+      certificate.ca,
+      realisticBodies().bodies,
+      options,
+    );
+    for (const line of pairedReport([first.name, second.name], micros)) console.log(line);
+  } finally {
+    await Promise.all(targets.map(stop));
+  }
+}
+
+if (require.main === module)
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  });
