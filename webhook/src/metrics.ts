@@ -1,10 +1,11 @@
 // The webhook's Prometheus metrics, on a registry passed in (tests get their own).
 
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { SeriesHistogram, type Series } from './series-histogram';
 
 export class WebhookMetrics {
   readonly admissions: Counter<'endpoint' | 'outcome' | 'reason'>;
-  readonly duration: Histogram<'endpoint' | 'outcome'>;
+  readonly duration: SeriesHistogram<'endpoint' | 'outcome'>;
   readonly inFlight: Gauge<'endpoint'>;
   readonly certificateExpiry: Gauge;
   readonly configRevision: Gauge<'revision'>;
@@ -27,7 +28,7 @@ export class WebhookMetrics {
       labelNames: ['endpoint', 'outcome', 'reason'],
       registers,
     });
-    this.duration = new Histogram({
+    this.duration = new SeriesHistogram({
       name: 'outrigger_webhook_admission_duration_seconds',
       help: 'Time from the request body being read to the response being written.',
       labelNames: ['endpoint', 'outcome'],
@@ -79,26 +80,27 @@ export class WebhookMetrics {
     this.connectionsRefused = connectionCounter(registers);
   }
 
-  private readonly answered = new Map<
-    string,
-    { count: () => void; time: (seconds: number) => void }
-  >();
+  private readonly answered = new Map<string, { count: () => void; duration: Series }>();
 
   /**
-   * Counts one answered admission and its duration. The labelled children are looked up once
-   * per combination: resolving label objects on every request is a measurable share of it.
+   * Counts one answered admission and its duration. The labelled counter and duration series
+   * are looked up once per combination: resolving label objects on every request is a
+   * measurable share of it.
    */
   observe(labels: { endpoint: string; outcome: string; reason: string }, seconds: number): void {
     const key = `${labels.endpoint}|${labels.outcome}|${labels.reason}`;
     let entry = this.answered.get(key);
     if (!entry) {
       const counter = this.admissions.labels(labels.endpoint, labels.outcome, labels.reason);
-      const histogram = this.duration.labels(labels.endpoint, labels.outcome);
-      entry = { count: () => counter.inc(), time: (s) => histogram.observe(s) };
+      const { endpoint, outcome } = labels;
+      entry = {
+        count: () => counter.inc(),
+        duration: this.duration.seriesOf({ endpoint, outcome }),
+      };
       this.answered.set(key, entry);
     }
     entry.count();
-    entry.time(seconds);
+    entry.duration.observe(seconds);
   }
 
   private readonly inFlightChildren = new Map<string, { inc: () => void; dec: () => void }>();
