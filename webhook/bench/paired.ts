@@ -46,7 +46,10 @@ export async function measurePaired(
   const micros: Paired = [[], []];
   for (let round = 0; round < options.rounds; round++) {
     const before = targets.map((t) => cpuSeconds(t.pid));
-    await Promise.all(targets.map((t) => saturate(t, ca, bodies, { count: options.requests })));
+    // Which server's load starts first alternates: the first gets a head start of its
+    // connections' first requests.
+    const order = round % 2 === 0 ? targets : [...targets].reverse();
+    await Promise.all(order.map((t) => saturate(t, ca, bodies, { count: options.requests })));
     targets.forEach((t, i) => {
       const seconds = cpuSeconds(t.pid) - (before[i] ?? NaN);
       micros[i]?.push((seconds / options.requests) * 1e6);
