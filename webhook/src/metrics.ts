@@ -1,4 +1,8 @@
-// The webhook's Prometheus metrics, on a registry passed in (tests get their own).
+// The webhook's Prometheus metrics, on a registry passed in (tests get their own). What every
+// admission updates (its count, its duration, the requests in flight) is kept in plain numbers
+// and arrays, resolved once per label combination, and handed to prom-client when scraped:
+// prom-client resolves and checks its labels on every update, even through a labelled child
+// (docs/benchmarks.md, "The duration histogram" and "Counts at the scrape").
 
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { SeriesHistogram, type Series } from './series-histogram';
@@ -22,11 +26,20 @@ export class WebhookMetrics {
   ) {
     if (defaults) collectDefaultMetrics({ register: registry, prefix: 'outrigger_webhook_' });
     const registers = [registry];
+    const answered = this.answered;
     this.admissions = new Counter({
       name: 'outrigger_webhook_admissions_total',
       help: 'Admission requests answered, by endpoint, outcome (injected, skipped, stamped, unchanged, invalid, error) and reason.',
       labelNames: ['endpoint', 'outcome', 'reason'],
       registers,
+      // Adds what observe() counted since the last scrape.
+      collect(this: Counter<'endpoint' | 'outcome' | 'reason'>) {
+        for (const entry of answered.values()) {
+          if (entry.count === 0) continue;
+          this.inc(entry.labels, entry.count);
+          entry.count = 0;
+        }
+      },
     });
     this.duration = new SeriesHistogram({
       name: 'outrigger_webhook_admission_duration_seconds',
@@ -35,11 +48,15 @@ export class WebhookMetrics {
       buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers,
     });
+    const inFlight = this.inFlightCounts;
     this.inFlight = new Gauge({
       name: 'outrigger_webhook_requests_in_flight',
       help: 'Admission requests being answered.',
       labelNames: ['endpoint'],
       registers,
+      collect(this: Gauge<'endpoint'>) {
+        for (const [endpoint, count] of inFlight) this.set({ endpoint }, count.n);
+      },
     });
     this.certificateExpiry = new Gauge({
       name: 'outrigger_webhook_certificate_expiry_timestamp_seconds',
@@ -80,7 +97,11 @@ export class WebhookMetrics {
     this.connectionsRefused = connectionCounter(registers);
   }
 
-  private readonly answered = new Map<string, { count: () => void; duration: Series }>();
+  /** By label combination: admissions counted since the last scrape, and their durations. */
+  private readonly answered = new Map<
+    string,
+    { labels: Record<'endpoint' | 'outcome' | 'reason', string>; count: number; duration: Series }
+  >();
 
   /**
    * Counts one answered admission and its duration. The labelled counter and duration series
@@ -91,33 +112,40 @@ export class WebhookMetrics {
     const key = `${labels.endpoint}|${labels.outcome}|${labels.reason}`;
     let entry = this.answered.get(key);
     if (!entry) {
-      const counter = this.admissions.labels(labels.endpoint, labels.outcome, labels.reason);
-      const { endpoint, outcome } = labels;
-      entry = {
-        count: () => counter.inc(),
-        duration: this.duration.seriesOf({ endpoint, outcome }),
-      };
+      const { endpoint, outcome, reason } = labels;
+      const duration = this.duration.seriesOf({ endpoint, outcome });
+      entry = { labels: { endpoint, outcome, reason }, count: 0, duration };
       this.answered.set(key, entry);
     }
-    entry.count();
+    entry.count++;
     entry.duration.observe(seconds);
   }
 
-  private readonly inFlightChildren = new Map<string, { inc: () => void; dec: () => void }>();
+  private readonly inFlightCounts = new Map<string, InFlight>();
 
-  /** The in-flight gauge of one endpoint, looked up once. */
-  inFlightOf(endpoint: string): { inc: () => void; dec: () => void } {
-    let child = this.inFlightChildren.get(endpoint);
-    if (!child) {
-      child = this.inFlight.labels(endpoint);
-      this.inFlightChildren.set(endpoint, child);
+  /** The requests in flight at one endpoint, looked up once; the gauge reads it when scraped. */
+  inFlightOf(endpoint: string): InFlight {
+    let count = this.inFlightCounts.get(endpoint);
+    if (!count) {
+      count = new InFlight();
+      this.inFlightCounts.set(endpoint, count);
     }
-    return child;
+    return count;
   }
 
   setRevision(revision: string): void {
     this.configRevision.reset();
     this.configRevision.set({ revision }, 1);
+  }
+}
+
+export class InFlight {
+  n = 0;
+  inc(): void {
+    this.n++;
+  }
+  dec(): void {
+    this.n--;
   }
 }
 

@@ -223,4 +223,31 @@ describe('metrics', () => {
     pods.dec();
     expect(await line()).toContain('outrigger_webhook_requests_in_flight{endpoint="pods"} 0');
   });
+
+  it('counts every admission across scrapes, beside those counted directly', async () => {
+    const metrics = new WebhookMetrics(new Registry());
+    const lines = async (): Promise<string[]> =>
+      (await metrics.registry.metrics())
+        .split('\n')
+        .filter((l) => /^outrigger_webhook_admission(s_total|_duration_seconds_count)\{/.test(l));
+    const injected = { endpoint: 'pods', outcome: 'injected', reason: 'injected' };
+    for (let i = 0; i < 3; i++) metrics.observe(injected, 0.0003);
+    metrics.observe({ endpoint: 'workloads', outcome: 'stamped', reason: 'stamped' }, 0.002);
+    metrics.admissions.inc({ endpoint: 'pods', outcome: 'invalid', reason: 'malformed' });
+    expect(await lines()).toEqual([
+      'outrigger_webhook_admissions_total{endpoint="pods",outcome="invalid",reason="malformed"} 1',
+      'outrigger_webhook_admissions_total{endpoint="pods",outcome="injected",reason="injected"} 3',
+      'outrigger_webhook_admissions_total{endpoint="workloads",outcome="stamped",reason="stamped"} 1',
+      'outrigger_webhook_admission_duration_seconds_count{endpoint="pods",outcome="injected"} 3',
+      'outrigger_webhook_admission_duration_seconds_count{endpoint="workloads",outcome="stamped"} 1',
+    ]);
+    // A second scrape adds nothing twice; later admissions add to what was scraped.
+    expect(await lines()).toContain(
+      'outrigger_webhook_admissions_total{endpoint="pods",outcome="injected",reason="injected"} 3',
+    );
+    metrics.observe(injected, 0.0003);
+    expect(await lines()).toContain(
+      'outrigger_webhook_admissions_total{endpoint="pods",outcome="injected",reason="injected"} 4',
+    );
+  });
 });
