@@ -15,7 +15,12 @@ export const MAX_CONNECTIONS = 1000;
 export class Connections {
   /** In the order they opened: the first idle one is the oldest. */
   private readonly open = new Set<TLSSocket>();
-  private readonly busy = new Map<TLSSocket, number>();
+  /**
+   * Each connection's latest response: the connection carries a request until that response is
+   * written. Kept without a listener per request, which cost 3 % of an admission's CPU time
+   * (docs/benchmarks.md, "Connections"); read only at the cap.
+   */
+  private readonly latest = new Map<TLSSocket, ServerResponse>();
 
   constructor(
     private readonly options: { max: number; silentMs: number; onEvicted?: () => void },
@@ -25,12 +30,22 @@ export class Connections {
     return this.open.size;
   }
 
-  /** Tracks a server's connections; call before it listens. */
+  /**
+   * Tracks a server's connections; call before it listens. The server's request handler must
+   * call requested() first (startHttps does).
+   */
   watch(server: HttpsServer): void {
     server.on('secureConnection', (socket: TLSSocket) => this.opened(socket));
-    server.prependListener('request', (req: IncomingMessage, res: ServerResponse) =>
-      this.requested(req, res),
-    );
+  }
+
+  requested(req: IncomingMessage, res: ServerResponse): void {
+    const socket = req.socket as TLSSocket;
+    if (this.open.has(socket)) this.latest.set(socket, res);
+  }
+
+  private carriesRequest(socket: TLSSocket): boolean {
+    const res = this.latest.get(socket);
+    return res !== undefined && !res.writableFinished;
   }
 
   /**
@@ -46,7 +61,7 @@ export class Connections {
   private opened(socket: TLSSocket): void {
     // At the cap, the oldest idle connection makes room; with none idle, the new one is refused.
     if (this.open.size >= this.options.max) {
-      const idle = [...this.open].find((s) => !this.busy.has(s));
+      const idle = [...this.open].find((s) => !this.carriesRequest(s));
       (idle ?? socket).destroy();
       this.options.onEvicted?.();
       if (!idle) return;
@@ -59,18 +74,8 @@ export class Connections {
     }, this.options.silentMs).unref();
     socket.once('close', () => {
       this.open.delete(socket);
-      this.busy.delete(socket);
+      this.latest.delete(socket);
       clearTimeout(silent);
-    });
-  }
-
-  private requested(req: IncomingMessage, res: ServerResponse): void {
-    const socket = req.socket as TLSSocket;
-    this.busy.set(socket, (this.busy.get(socket) ?? 0) + 1);
-    res.once('close', () => {
-      const left = (this.busy.get(socket) ?? 1) - 1;
-      if (left > 0) this.busy.set(socket, left);
-      else this.busy.delete(socket);
     });
   }
 }

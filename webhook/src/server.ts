@@ -295,15 +295,18 @@ export function startHttps(
   address: Address,
   options: { maxConnections?: number; onEvicted?: () => void } = {},
 ): Promise<HttpsServer> {
-  const server = createHttpsServer(
-    { cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2', ...SERVER_TIMEOUTS },
-    handler,
-  );
   const connections = new Connections({
     max: options.maxConnections ?? MAX_CONNECTIONS,
     silentMs: SERVER_TIMEOUTS.headersTimeout,
     onEvicted: options.onEvicted,
   });
+  const server = createHttpsServer(
+    { cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2', ...SERVER_TIMEOUTS },
+    (req, res) => {
+      connections.requested(req, res);
+      handler(req, res);
+    },
+  );
   connections.watch(server);
   connectionsOf.set(server, connections);
   return listenOn(server, address);
