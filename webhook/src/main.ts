@@ -25,13 +25,8 @@ import { LargeBodyWorker } from './large-bodies';
 import { USAGE, parseFlags, type WebhookFlags } from './flags';
 import { createLogger, type Logger } from './log';
 import { WebhookMetrics } from './metrics';
-import {
-  boundPort,
-  closeUnusedConnections,
-  createAdmissionHandler,
-  startHttps,
-  startMetricsServer,
-} from './server';
+import { createAdmissionHandler } from './admission-handler';
+import { boundPort, closeUnusedConnections, startHttps, startMetricsServer } from './server';
 import { FileTlsSource, TlsStore, type KeyPair, type TlsSource } from './tls';
 import { waitUntil } from './wait-until';
 

@@ -9,7 +9,7 @@ import { silentLogger } from '../src/log';
 import { WebhookMetrics } from '../src/metrics';
 import { parseReview } from '../src/review';
 import { BodyBudget } from '../src/body';
-import { createAdmissionHandler } from '../src/server';
+import { createAdmissionHandler } from '../src/admission-handler';
 import { review } from './support';
 
 const state: AdmissionState = {
