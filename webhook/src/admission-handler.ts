@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { AdmissionState, Endpoint } from './admit';
-import { answerBody, type Answer } from './answer';
+import { answerBody, type Answer, type AnswerContext } from './answer';
 import type { Logger } from './log';
 import type { WebhookMetrics } from './metrics';
 import {
@@ -15,6 +15,8 @@ import {
   SMALL_BODY_BYTES,
   freeNow,
   readBody,
+  readSmallBody,
+  smallBody,
   type Body,
   type BodyBudget,
 } from './body';
@@ -38,7 +40,11 @@ export interface HandlerDeps {
   largeBodies?: LargeBodyWorker;
 }
 
-type ServeDeps = HandlerDeps & { malformedLog: Throttled };
+type ServeDeps = HandlerDeps & {
+  malformedLog: Throttled;
+  /** What answerBody is given: first, and after a refresh of the configuration. */
+  contexts: { first: AnswerContext; refreshed: AnswerContext };
+};
 
 const ROUTES: Record<string, Endpoint> = {
   '/mutate/pods': 'pods',
@@ -54,14 +60,22 @@ function send(res: ServerResponse, status: number, body: string, type = 'applica
 export function createAdmissionHandler(
   handlerDeps: HandlerDeps,
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  const deps: ServeDeps = { ...handlerDeps, malformedLog: new Throttled() };
+  const { state, onError, hasSeen } = handlerDeps;
+  const deps: ServeDeps = {
+    ...handlerDeps,
+    malformedLog: new Throttled(),
+    contexts: {
+      first: { state, onError, hasSeen, refreshed: false },
+      refreshed: { state, onError, hasSeen, refreshed: true },
+    },
+  };
   return (req, res) => {
     const endpoint = ROUTES[pathOf(req.url ?? '')];
     if (!endpoint)
       return send(res, 404, 'not found: POST to /mutate/pods or /mutate/workloads\n', 'text/plain');
     if (req.method !== 'POST')
       return send(res, 405, 'method not allowed: POST an AdmissionReview\n', 'text/plain');
-    void handle(endpoint, req, res, deps);
+    handle(endpoint, req, res, deps);
   };
 }
 
@@ -70,21 +84,43 @@ function pathOf(url: string): string {
   return query < 0 ? url : url.slice(0, query);
 }
 
-async function handle(
+/**
+ * Answers one admission request. A small body (every real review) is answered as soon as its
+ * last byte has arrived, in that turn of the event loop, without a promise in between: beside
+ * parsing, a request's plumbing is a good part of what it costs (docs/benchmarks.md, "Small
+ * bodies without promises"). Any other body, and a small one whose pod asks for a revision not
+ * seen here yet, goes through promises (serve, refreshed).
+ */
+function handle(
   endpoint: Endpoint,
   req: IncomingMessage,
   res: ServerResponse,
   deps: ServeDeps,
-): Promise<void> {
+): void {
   const inFlight = deps.metrics.inFlightOf(endpoint);
   inFlight.inc();
-  try {
-    await serve(endpoint, req, res, deps);
-  } catch (err) {
-    failed(endpoint, res, deps, err);
-  } finally {
-    inFlight.dec();
+  const small = smallBody(req, deps.maxBodyBytes);
+  if (small === undefined) {
+    void serve(endpoint, req, res, deps)
+      .catch((err: unknown) => failed(endpoint, res, deps, err))
+      .finally(() => inFlight.dec());
+    return;
   }
+  readSmallBody(req, small, (outcome) => {
+    const finish = (): void => {
+      inFlight.dec();
+      if (!(outcome instanceof Error)) freeNow(outcome);
+    };
+    let waiting: Promise<void> | undefined;
+    try {
+      if (outcome instanceof Error) unread(outcome, { endpoint, req, res }, deps);
+      else waiting = admitSmall(endpoint, outcome, res, deps);
+    } catch (err) {
+      failed(endpoint, res, deps, err);
+    }
+    if (!waiting) return finish();
+    void waiting.catch((err: unknown) => failed(endpoint, res, deps, err)).finally(finish);
+  });
 }
 
 /** A failure no request should cause: counted, logged, answered 500; the process goes on. */
@@ -101,6 +137,7 @@ function failed(endpoint: Endpoint, res: ServerResponse, deps: ServeDeps, err: u
 const messageOf = (err: unknown): string =>
   err instanceof Error ? `${err.name}: ${err.message.slice(0, 500)}` : 'unknown error';
 
+/** A body that is not small: read under the shared budget, answered here or on the worker. */
 async function serve(
   endpoint: Endpoint,
   req: IncomingMessage,
@@ -111,13 +148,7 @@ async function serve(
   try {
     body = await readBody(req, deps.maxBodyBytes, deps.bodyBudget);
   } catch (err) {
-    const refused = err instanceof BodyTooLargeError || err instanceof BodyTooSlowError;
-    deps.metrics.admissions.inc({ endpoint, outcome: 'invalid', reason: readFailure(err) });
-    // The rest of the body is not read: closing the connection after the answer stops it.
-    if (refused) {
-      res.setHeader('connection', 'close');
-      send(res, err instanceof BodyTooLargeError ? 413 : 408, `${err.message}\n`, 'text/plain');
-    } else req.destroy();
+    unread(err, { endpoint, req, res }, deps);
     return;
   }
   try {
@@ -126,6 +157,22 @@ async function serve(
     body.release();
     freeNow(body.bytes);
   }
+}
+
+/** A body that could not be read: counted, and answered 413 or 408, or its connection closed. */
+function unread(
+  err: unknown,
+  request: { endpoint: Endpoint; req: IncomingMessage; res: ServerResponse },
+  deps: ServeDeps,
+): void {
+  const { endpoint, req, res } = request;
+  const refused = err instanceof BodyTooLargeError || err instanceof BodyTooSlowError;
+  deps.metrics.admissions.inc({ endpoint, outcome: 'invalid', reason: readFailure(err) });
+  // The rest of the body is not read: closing the connection after the answer stops it.
+  if (refused) {
+    res.setHeader('connection', 'close');
+    send(res, err instanceof BodyTooLargeError ? 413 : 408, `${err.message}\n`, 'text/plain');
+  } else req.destroy();
 }
 
 function readFailure(err: unknown): 'body-too-large' | 'body-too-slow' | 'read-error' {
@@ -142,8 +189,32 @@ function answerOnce(
 ): Promise<{ answer: Answer; body?: Uint8Array }> {
   if (deps.largeBodies && bytes.length > SMALL_BODY_BYTES)
     return deps.largeBodies.answer(endpoint, bytes, refreshed);
-  const context = { state: deps.state, onError: deps.onError, hasSeen: deps.hasSeen, refreshed };
-  return Promise.resolve({ answer: answerBody(endpoint, bytes.toString('utf8'), context) });
+  return Promise.resolve({ answer: answerHere(endpoint, bytes, refreshed, deps) });
+}
+
+function answerHere(
+  endpoint: Endpoint,
+  bytes: Buffer,
+  refreshed: boolean,
+  deps: ServeDeps,
+): Answer {
+  const context = refreshed ? deps.contexts.refreshed : deps.contexts.first;
+  return answerBody(endpoint, bytes.toString('utf8'), context);
+}
+
+/** Answers a small body at once; a promise only when a revision must be fetched first. */
+function admitSmall(
+  endpoint: Endpoint,
+  bytes: Buffer,
+  res: ServerResponse,
+  deps: ServeDeps,
+): Promise<void> | undefined {
+  const start = performance.now();
+  const answer = answerHere(endpoint, bytes, false, deps);
+  if (answer.kind === 'needs-revision')
+    return refreshed({ endpoint, revision: answer.revision, bytes, res, start }, deps);
+  if (!res.destroyed) respond({ endpoint, answer, res, start }, deps);
+  return undefined;
 }
 
 async function admit(
@@ -154,17 +225,34 @@ async function admit(
 ): Promise<void> {
   const start = performance.now();
   const first = await answerOnce(endpoint, bytes, false, deps);
-  let answer = first.answer;
+  const { answer } = first;
   if (answer.kind === 'needs-revision') {
-    // The pod's template names a revision not seen here: fetch the configuration, then answer
-    // with whatever is in force by then. The body is the worker's to give back, if it had it.
-    await deps.ensureRevision(answer.revision);
+    // The body is the worker's to give back, if it had it.
     const back = first.body;
     const again = back ? Buffer.from(back.buffer, back.byteOffset, back.byteLength) : bytes;
-    answer = (await answerOnce(endpoint, again, true, deps)).answer;
+    return refreshed({ endpoint, revision: answer.revision, bytes: again, res, start }, deps);
   }
-  if (res.destroyed) return;
-  respond({ endpoint, answer, res, start }, deps);
+  if (!res.destroyed) respond({ endpoint, answer, res, start }, deps);
+}
+
+/**
+ * The pod's template names a revision not seen here: fetch the configuration, then answer with
+ * whatever is in force by then.
+ */
+async function refreshed(
+  request: {
+    endpoint: Endpoint;
+    revision: string;
+    bytes: Buffer;
+    res: ServerResponse;
+    start: number;
+  },
+  deps: ServeDeps,
+): Promise<void> {
+  const { endpoint, revision, bytes, res, start } = request;
+  await deps.ensureRevision(revision);
+  const { answer } = await answerOnce(endpoint, bytes, true, deps);
+  if (!res.destroyed) respond({ endpoint, answer, res, start }, deps);
 }
 
 function respond(

@@ -93,6 +93,40 @@ export interface Body {
 /** The release of a small body, which reserves nothing. */
 const nothingReserved = (): void => undefined;
 
+/** The length a body declares, when it declares a whole number of bytes. */
+function declaredLength(req: IncomingMessage): number | undefined {
+  // Node's parser refuses a malformed Content-Length; checked again so the budget's arithmetic
+  // can never see anything but a whole number.
+  const length = Number(req.headers['content-length'] ?? Number.NaN);
+  return Number.isSafeInteger(length) && length >= 0 ? length : undefined;
+}
+
+/**
+ * How a body is read: at once and outside the budget (readSmallBody) when it declares at most
+ * SMALL_BODY_BYTES within `limit`, else by readBody. Undefined for the latter.
+ */
+export function smallBody(
+  req: IncomingMessage,
+  limit: number,
+): { declared: number; limit: number } | undefined {
+  const declared = declaredLength(req);
+  if (declared === undefined || declared > limit || declared > SMALL_BODY_BYTES) return undefined;
+  return { declared, limit };
+}
+
+/**
+ * Reads a body smallBody() said is small, and calls `done` once: with its bytes, or with why
+ * they could not be read. Without a promise in between: the webhook answers such a body (every
+ * real review) in the same turn of the event loop as its last byte arrives.
+ */
+export function readSmallBody(
+  req: IncomingMessage,
+  small: { declared: number; limit: number },
+  done: (outcome: Buffer | Error) => void,
+): void {
+  collect(req, small.limit, small.declared, done);
+}
+
 /**
  * Reads the body of `req`, at most `limit` bytes; a large one inside `budget`. A body without a
  * declared length (chunked) counts as large and reserves the whole limit, as its size is known
@@ -103,13 +137,10 @@ export async function readBody(
   limit: number,
   budget: BodyBudget,
 ): Promise<Body> {
-  // Node's parser refuses a malformed Content-Length; checked again so the budget's arithmetic
-  // can never see anything but a whole number.
-  const length = Number(req.headers['content-length'] ?? Number.NaN);
-  const declared = Number.isSafeInteger(length) && length >= 0 ? length : undefined;
+  const declared = declaredLength(req);
   if (declared !== undefined && declared > limit) throw new BodyTooLargeError(limit);
   if (declared !== undefined && declared <= SMALL_BODY_BYTES)
-    return { bytes: await collect(req, limit, declared), release: nothingReserved };
+    return { bytes: await collected(req, limit, declared), release: nothingReserved };
   const reserved = declared ?? limit;
   req.pause();
   await waitForBudget(req, budget, reserved);
@@ -128,7 +159,7 @@ export async function readBody(
     }, deadlineMs);
   });
   try {
-    const bytes = await Promise.race([collect(req, limit, declared), tooSlow]);
+    const bytes = await Promise.race([collected(req, limit, declared), tooSlow]);
     return { bytes, release };
   } catch (err) {
     release();
@@ -204,38 +235,47 @@ class Chunks {
 }
 
 /** The body's bytes, at most `declared` (or `limit`) of them. */
-function collect(req: IncomingMessage, limit: number, declared: number | undefined) {
-  return new Promise<Buffer>((resolve, reject) => {
-    const chunks = new Chunks(declared);
-    const max = declared ?? limit;
-    // Removed once the body is read: the request closes after every answer, and an Error made
-    // then for a promise long settled cost a stack trace per request. The error listener stays:
-    // an error with none would end the process.
-    const settle = (): void => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('close', onClose);
-    };
-    const onData = (chunk: Buffer): void => {
-      if (chunks.size + chunk.length <= max) return chunks.add(chunk);
-      settle();
-      req.resume();
-      reject(new BodyTooLargeError(limit));
-    };
-    const onEnd = (): void => {
-      settle();
-      resolve(chunks.bytes());
-    };
-    const onClose = (): void => {
-      settle();
-      reject(new Error('the connection closed before the body ended'));
-    };
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', reject);
-    req.on('close', onClose);
+function collected(req: IncomingMessage, limit: number, declared: number | undefined) {
+  return new Promise<Buffer>((resolve, reject) =>
+    collect(req, limit, declared, (outcome) =>
+      outcome instanceof Error ? reject(outcome) : resolve(outcome),
+    ),
+  );
+}
+
+/** Reads the body's bytes, at most `declared` (or `limit`) of them; calls `done` once. */
+function collect(
+  req: IncomingMessage,
+  limit: number,
+  declared: number | undefined,
+  done: (outcome: Buffer | Error) => void,
+): void {
+  const chunks = new Chunks(declared);
+  const max = declared ?? limit;
+  // Removed once the body is read: the request closes after every answer, and an Error made
+  // then for an outcome long given cost a stack trace per request. The error listener stays
+  // (an error with none would end the process), and calls `done` only if nothing else did.
+  let settled = false;
+  const settle = (outcome: Buffer | Error): void => {
+    if (settled) return;
+    settled = true;
+    req.off('data', onData);
+    req.off('end', onEnd);
+    req.off('close', onClose);
+    done(outcome);
+  };
+  const onData = (chunk: Buffer): void => {
+    if (chunks.size + chunk.length <= max) return chunks.add(chunk);
     req.resume();
-  });
+    settle(new BodyTooLargeError(limit));
+  };
+  const onEnd = (): void => settle(chunks.bytes());
+  const onClose = (): void => settle(new Error('the connection closed before the body ended'));
+  req.on('data', onData);
+  req.on('end', onEnd);
+  req.on('error', (err) => settle(err));
+  req.on('close', onClose);
+  req.resume();
 }
 
 /**

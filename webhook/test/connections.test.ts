@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { connect, type TLSSocket } from 'node:tls';
 import { makeServingCert } from '@outrigger/testkit';
 import { boundPort, startHttps } from '../src/server';
+import { waitFor } from './support';
 
 const cert = makeServingCert();
 
@@ -86,8 +87,3 @@ describe('the connection cap', () => {
     expect(third.socket.destroyed).toBe(false);
   });
 });
-
-async function waitFor(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !condition(); i++) await new Promise((r) => setTimeout(r, 10));
-  if (!condition()) throw new Error('timed out');
-}

@@ -141,3 +141,9 @@ export function corpusPods(): { source: string; pod: PodLike }[] {
   }
   return out;
 }
+
+/** Waits, checking every 10 ms, until `condition` holds; throws after 5 s. */
+export async function waitFor(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !condition(); i++) await new Promise((r) => setTimeout(r, 10));
+  if (!condition()) throw new Error('timed out');
+}
