@@ -15,6 +15,7 @@ export * from './decide';
 export * from './label';
 export * from './patch';
 export * from './inject';
+export * from './proxy-resources';
 export * from './stamp';
 export * from './manifest';
 export * from './rollout-status';

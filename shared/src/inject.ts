@@ -4,7 +4,14 @@
 
 import type { Config } from './config';
 import { decide, type Decision, type SkipReason } from './decide';
-import type { Container, EnvVar, NamespaceMeta, PodLike, ResourceRequirements } from './k8s';
+import {
+  deepFreeze,
+  type Container,
+  type EnvVar,
+  type NamespaceMeta,
+  type PodLike,
+  type ResourceRequirements,
+} from './k8s';
 import { labelValue } from './label';
 import {
   ENV,
@@ -19,8 +26,8 @@ import {
 import { resolveOwner, type Owner } from './owner';
 import { resolveOverrides, type Overrides } from './overrides';
 import { addToList, addToMap, registerFragment, type AddOperation } from './patch';
+import { proxyResources } from './proxy-resources';
 import { configRevision } from './revision';
-import { quantityValue } from './schema';
 
 /**
  * A configuration with its revision, computed once when the configuration is loaded. The
@@ -38,14 +45,6 @@ export function makeSnapshot(config: Config): ConfigSnapshot {
 /** A snapshot under a revision given, for pinned pods (revision-history.ts). */
 export function frozenSnapshot(config: Config, revision: string): ConfigSnapshot {
   return Object.freeze({ config: deepFreeze(config), revision });
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
 }
 
 export interface InjectInput {
@@ -224,63 +223,6 @@ function metadataOps(
 /** The patch that marks a pod the webhook saw but did not inject. */
 export function skipPatch(pod: PodLike, reason: SkipReason): AddOperation[] {
   return metadataOps(pod, { [SKIPPED]: reason }, {});
-}
-
-/** The overrides that change the proxy's resources. */
-const RESOURCE_OVERRIDES = [
-  ['cpu', 'proxy-cpu-request', 'proxy-cpu-limit'],
-  ['memory', 'proxy-memory-request', 'proxy-memory-limit'],
-] as const;
-
-interface ProxyResources {
-  resources: ResourceRequirements;
-  warnings: string[];
-}
-
-/** The resources of configurations as they are, for pods without resource overrides (nearly all). */
-const configuredResources = new WeakMap<Config, Readonly<ProxyResources>>();
-
-/**
- * The proxy's resources with the overrides applied. An override that would leave a request
- * above its limit is dropped with a warning: the API server would reject such a pod.
- */
-export function proxyResources(config: Config, overrides: Overrides): ProxyResources {
-  const overridden = RESOURCE_OVERRIDES.some(
-    ([, request, limit]) => overrides[request] !== undefined || overrides[limit] !== undefined,
-  );
-  if (overridden) return resourcesWith(config, overrides);
-  let configured = configuredResources.get(config);
-  if (!configured) {
-    const { resources, warnings } = resourcesWith(config, {});
-    configured = Object.freeze({ resources: deepFreeze(resources), warnings });
-    configuredResources.set(config, configured);
-  }
-  return { resources: configured.resources, warnings: [...configured.warnings] };
-}
-
-function resourcesWith(config: Config, overrides: Overrides): ProxyResources {
-  const base = config.proxy.resources;
-  const warnings: string[] = [];
-  const requests = { ...base.requests };
-  const limits = { ...base.limits };
-  for (const [resource, requestOverride, limitOverride] of RESOURCE_OVERRIDES) {
-    const request = overrides[requestOverride];
-    const limit = overrides[limitOverride];
-    const r = request ?? requests[resource];
-    const l = limit ?? limits[resource];
-    if (r !== undefined && l !== undefined && quantityValue(r) > quantityValue(l)) {
-      warnings.push(
-        `${resource} request ${r} would exceed the limit ${l}; the proxy keeps the configured ${resource} resources (set both the request and the limit overrides)`,
-      );
-      continue;
-    }
-    if (request !== undefined) requests[resource] = request;
-    if (limit !== undefined) limits[resource] = limit;
-  }
-  const resources: ResourceRequirements = {};
-  if (Object.keys(requests).length > 0) resources.requests = requests;
-  if (Object.keys(limits).length > 0) resources.limits = limits;
-  return { resources, warnings };
 }
 
 /** The proxy's environment; the pod-specific values come through the downward API. */

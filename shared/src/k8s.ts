@@ -108,3 +108,12 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 export function cloneJson<T>(value: T): T {
   return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
 }
+
+/** Freezes a value and everything in it; what is frozen already is left as it is. */
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
