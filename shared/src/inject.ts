@@ -60,7 +60,14 @@ export interface InjectInput {
 }
 
 export type InjectionResult =
-  | { injected: true; patch: AddOperation[]; warnings: string[]; owner: Owner; native: boolean }
+  | {
+      injected: true;
+      /** Shared with other pods whose patch is the same when frozen (see buildPatch). */
+      patch: readonly AddOperation[];
+      warnings: string[];
+      owner: Owner;
+      native: boolean;
+    }
   | { injected: false; reason: SkipReason; detail: string; warnings: string[]; owner: Owner };
 
 const DEFAULT_CONTAINER = 'kubectl.kubernetes.io/default-container';
@@ -119,9 +126,73 @@ interface Build {
   resources: ResourceRequirements;
 }
 
-function buildPatch(build: Build): AddOperation[] {
-  const spec = build.pod.spec ?? { containers: [] };
+/** At most this many patches, and as many keys seen once, are kept per sidecar parts. */
+const MAX_PATCHES_PER_PARTS = 1024;
+
+interface PatchCache {
+  patches: Map<string, readonly AddOperation[]>;
+  /** Keys seen once: a patch is kept from its second pod on. */
+  seen: Set<string>;
+}
+
+const patchCache = new WeakMap<SidecarParts, PatchCache>();
+
+/**
+ * The pod's patch, built once for the pods whose patch is the same: the same sidecar parts
+ * (configuration and overrides), the same owner, and the same answers to what newPatch asks of
+ * the pod (patchKey). A ReplicaSet's pods share one, from the second on (a patch kept for a pod
+ * whose owner never makes another cost more than it saved); the webhook encodes a shared patch
+ * once as well (webhook/src/review.ts). Building and encoding the patch for every pod was a
+ * seventh of an admission's CPU time (docs/benchmarks.md, "The patch"). A shared patch is
+ * frozen.
+ */
+function buildPatch(build: Build): readonly AddOperation[] {
   const parts = sidecarParts(build);
+  let cache = patchCache.get(parts);
+  if (!cache) patchCache.set(parts, (cache = { patches: new Map(), seen: new Set() }));
+  const key = patchKey(build);
+  const kept = cache.patches.get(key);
+  if (kept) return kept;
+  const patch = newPatch(build, parts);
+  if (!cache.seen.has(key)) {
+    if (cache.seen.size >= MAX_PATCHES_PER_PARTS) cache.seen.clear();
+    cache.seen.add(key);
+    return patch;
+  }
+  cache.seen.delete(key);
+  if (cache.patches.size >= MAX_PATCHES_PER_PARTS) cache.patches.clear();
+  const shared = deepFreeze(patch);
+  cache.patches.set(key, shared);
+  return shared;
+}
+
+const NO_SPEC: NonNullable<PodLike['spec']> = { containers: [] };
+
+const absent = (value: unknown): string => (value === undefined || value === null ? '1' : '0');
+
+/** Everything newPatch reads of the pod and its owner, beside the sidecar parts, as one key. */
+function patchKey(build: Build): string {
+  const { pod, owner } = build;
+  const meta = pod.metadata;
+  const spec = pod.spec ?? NO_SPEC;
+  const annotations = meta?.annotations ?? {};
+  const first = build.native ? '' : (spec.containers[0]?.name ?? '');
+  const flags =
+    absent(meta) +
+    absent(meta?.labels) +
+    absent(meta?.annotations) +
+    absent(annotations[OWNER_KIND]) +
+    absent(annotations[OWNER_NAME]) +
+    absent(annotations[DEFAULT_CONTAINER]) +
+    absent(spec.initContainers) +
+    absent(spec.containers) +
+    absent(spec.volumes);
+  // Lengths first: no owner or container name can make two different pods' keys the same.
+  return `${flags}${owner.kind.length}:${owner.kind}${owner.name.length}:${owner.name}${first}`;
+}
+
+function newPatch(build: Build, parts: SidecarParts): AddOperation[] {
+  const spec = build.pod.spec ?? NO_SPEC;
   const { initContainers, containers } = parts;
   const annotations: Record<string, string> = { [STATUS]: parts.status };
   const podAnnotations = build.pod.metadata?.annotations ?? {};

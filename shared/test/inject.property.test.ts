@@ -162,6 +162,36 @@ describe('injection properties', () => {
     );
   });
 
+  it('a patch shared between pods is the one each pod would get alone', () => {
+    // A few owners, so that pods of different shapes share an owner and a cached patch.
+    const owned = fc
+      .tuple(podArb, fc.constantFrom('', 'web-5d', 'api-7c', 'a-b-c-1'))
+      .map(([pod, replicaSet]) =>
+        replicaSet === ''
+          ? pod
+          : {
+              ...pod,
+              metadata: {
+                ...pod.metadata,
+                ownerReferences: [
+                  { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: replicaSet, controller: true },
+                ],
+              },
+            },
+      );
+    const texts = ['', 'nativeSidecar: "false"', 'init:\n  enabled: false'];
+    const shared = texts.map((t) => snapshotOf(t));
+    fc.assert(
+      fc.property(owned, fc.integer({ min: 0, max: 2 }), fc.boolean(), (pod, i, native) => {
+        const warm = inject(pod, { snapshot: shared[i] ?? DEFAULT_SNAPSHOT, native });
+        // A snapshot of its own: nothing cached for it yet.
+        const cold = inject(pod, { snapshot: snapshotOf(texts[i] ?? ''), native });
+        expect(warm).toEqual(cold);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it('injecting an injected pod changes nothing', () => {
     fc.assert(
       fc.property(caseArb, (c) => {

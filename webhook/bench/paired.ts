@@ -74,6 +74,12 @@ export function pairedReport(names: [string, string], micros: Paired): string[] 
   ];
 }
 
+/** BENCH_OWNERS=N: N reviews, each a pod of a Deployment of its own, in place of one owner's. */
+function workloadOptions(): { count?: number; owners?: boolean } {
+  const owners = Number(process.env.BENCH_OWNERS ?? 0);
+  return owners > 0 ? { count: owners, owners: true } : {};
+}
+
 function serverOf(
   spec: string,
   index: number,
@@ -108,7 +114,7 @@ async function main(): Promise<void> {
     const micros = await measurePaired(
       [first, second],
       certificate.ca,
-      realisticBodies().bodies,
+      realisticBodies(workloadOptions()).bodies,
       options,
     );
     for (const line of pairedReport([first.name, second.name], micros)) console.log(line);

@@ -37,6 +37,8 @@ const RATE = 1000;
 /** The paired phase (paired.ts): rounds, and requests each server answers in one. */
 const PAIRED_ROUNDS = Number(process.env.BENCH_PAIRED_ROUNDS ?? 6);
 const PAIRED_REQUESTS = Number(process.env.BENCH_PAIRED_REQUESTS ?? 10_000);
+/** Owners of the paired phase's third workload, one pod each. */
+const PAIRED_OWNERS = Number(process.env.BENCH_PAIRED_OWNERS ?? 5000);
 // BENCH_WEBHOOK_BIN: another build's outrigger-webhook.js (a checkout of an earlier commit, say)
 // to measure in place of this one. BENCH_NODE_OPTIONS: the webhook's NODE_OPTIONS in place of
 // the chart's (to try V8 settings). Both are read in bench-servers.ts.
@@ -139,7 +141,9 @@ async function main(): Promise<void> {
     rounds.push(round);
   }
   report(rounds, workloads);
-  for (const w of workloads) await paired(list, ca, w, pinning);
+  // And pods each of an owner of its own: the webhook builds a patch once per owner and shape.
+  const owners = realisticBodies({ count: PAIRED_OWNERS, owners: true });
+  for (const w of [...workloads, owners]) await paired(list, ca, w, pinning);
 }
 
 /**

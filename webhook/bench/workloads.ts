@@ -9,11 +9,17 @@ export interface Workload {
   bodies: string[];
 }
 
-export function realisticBodies(): Workload {
-  const bodies = Array.from({ length: 64 }, (_, i) =>
-    JSON.stringify(realisticReview(`bench-${i}`, i)),
+/**
+ * Pods of one Deployment, as its rollout or scale-up creates them; with `owners`, `count` pods
+ * each of a Deployment of its own (the webhook builds a patch once per owner and pod shape, so
+ * this is its worst case).
+ */
+export function realisticBodies(options: { count?: number; owners?: boolean } = {}): Workload {
+  const { count = 64, owners = false } = options;
+  const bodies = Array.from({ length: count }, (_, i) =>
+    JSON.stringify(realisticReview(`bench-${i}`, i, owners ? `checkout-${i}` : 'checkout')),
   );
-  return { name: 'realistic', bodies };
+  return { name: owners ? `realistic, ${count} owners` : 'realistic', bodies };
 }
 
 export function corpusBodies(): Workload | undefined {

@@ -247,6 +247,19 @@ const MAX_WARNING = 256;
 const clip = (w: string): string =>
   w.length <= MAX_WARNING ? w : `${w.slice(0, MAX_WARNING - 3)}...`;
 
+/** The base64 of frozen patches, which injection shares between pods (shared/src/inject.ts). */
+const encoded = new WeakMap<readonly AddOperation[], string>();
+
+/** The patch as base64 of its JSON, as the response carries it; once for a shared patch. */
+function encodedPatch(patch: readonly AddOperation[]): string {
+  const shared = Object.isFrozen(patch);
+  const known = shared ? encoded.get(patch) : undefined;
+  if (known !== undefined) return known;
+  const base64 = Buffer.from(serializePatch(patch)).toString('base64');
+  if (shared) encoded.set(patch, base64);
+  return base64;
+}
+
 export function allow(
   uid: string,
   patch: readonly AddOperation[] = [],
@@ -255,7 +268,7 @@ export function allow(
   const response: AdmissionResponse = { uid, allowed: true };
   if (patch.length > 0) {
     response.patchType = 'JSONPatch';
-    response.patch = Buffer.from(serializePatch(patch)).toString('base64');
+    response.patch = encodedPatch(patch);
   }
   if (warnings.length > 0) response.warnings = warnings.map(clip);
   return response;

@@ -206,9 +206,16 @@ function managedFields(): Record<string, unknown> {
   };
 }
 
-/** The review of that pod's CREATE, as the API server posts it to /mutate/pods. */
-export function realisticReview(uid: string, index = 0): Record<string, unknown> {
-  const object = realisticPod('checkout', index);
+/**
+ * The review of that pod's CREATE, as the API server posts it to /mutate/pods; the pod of the
+ * Deployment `owner`.
+ */
+export function realisticReview(
+  uid: string,
+  index = 0,
+  owner = 'checkout',
+): Record<string, unknown> {
+  const object = realisticPod(owner, index);
   return {
     kind: 'AdmissionReview',
     apiVersion: 'admission.k8s.io/v1',
