@@ -23,7 +23,7 @@ import {
 import { saturate } from './admission-load';
 import { pinLoadGenerator } from './cpu-pinning';
 import { median } from './stats';
-import { realisticBodies } from './workloads';
+import { corpusBodies, realisticBodies } from './workloads';
 
 export interface PairedOptions {
   rounds: number;
@@ -74,10 +74,19 @@ export function pairedReport(names: [string, string], micros: Paired): string[] 
   ];
 }
 
-/** BENCH_OWNERS=N: N reviews, each a pod of a Deployment of its own, in place of one owner's. */
-function workloadOptions(): { count?: number; owners?: boolean } {
+/**
+ * The realistic reviews; BENCH_OWNERS=N: N reviews, each a pod of a Deployment of its own;
+ * BENCH_CORPUS=1: the corpus pods' reviews.
+ */
+function workload(): string[] {
+  if (process.env.BENCH_CORPUS === '1') {
+    const corpus = corpusBodies();
+    if (!corpus)
+      throw new Error('BENCH_CORPUS=1, but ../shared/corpus is not beside the repository');
+    return corpus.bodies;
+  }
   const owners = Number(process.env.BENCH_OWNERS ?? 0);
-  return owners > 0 ? { count: owners, owners: true } : {};
+  return realisticBodies(owners > 0 ? { count: owners, owners: true } : {}).bodies;
 }
 
 function serverOf(
@@ -103,7 +112,7 @@ async function main(): Promise<void> {
     warmUp: Number(process.env.BENCH_WARMUP_REQUESTS ?? 20_000),
   };
   console.log(
-    `paired: Node ${process.version}, ${options.rounds} rounds of ${options.requests} realistic requests each, at once, after ${options.warmUp} of warm-up; CPUs: ${pinning.description}`,
+    `paired: Node ${process.version}, ${options.rounds} rounds of ${options.requests} requests each (BENCH_CORPUS, BENCH_OWNERS: which), at once, after ${options.warmUp} of warm-up; CPUs: ${pinning.description}`,
   );
   const servers = [serverOf(a, 0, certificate), serverOf(b, 1, certificate)];
   const targets: Target[] = [];
@@ -111,12 +120,7 @@ async function main(): Promise<void> {
     for (const s of servers) targets.push(await start(s, pinning));
     const [first, second] = targets;
     if (!first || !second) throw new Error('a server did not start');
-    const micros = await measurePaired(
-      [first, second],
-      certificate.ca,
-      realisticBodies(workloadOptions()).bodies,
-      options,
-    );
+    const micros = await measurePaired([first, second], certificate.ca, workload(), options);
     for (const line of pairedReport([first.name, second.name], micros)) console.log(line);
   } finally {
     await Promise.all(targets.map(stop));
