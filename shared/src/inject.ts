@@ -126,16 +126,22 @@ interface Build {
   resources: ResourceRequirements;
 }
 
-/** At most this many patches, and as many keys seen once, are kept per sidecar parts. */
-const MAX_PATCHES_PER_PARTS = 1024;
+/**
+ * At most this many patches, and as many keys seen once, are kept, whatever the number of
+ * configurations and override combinations; and none whose key is longer than a pod a cluster
+ * can hold makes (owner names are at most 253 characters, container names 63). Any client can
+ * send reviews, so what is kept is bounded in count and in size: under 10 MiB with the base64
+ * the webhook keeps beside it.
+ */
+const MAX_KEPT = 1024;
+const MAX_KEY_LENGTH = 640;
 
-interface PatchCache {
-  patches: Map<string, readonly AddOperation[]>;
-  /** Keys seen once: a patch is kept from its second pod on. */
-  seen: Set<string>;
-}
-
-const patchCache = new WeakMap<SidecarParts, PatchCache>();
+/** Each sidecar parts' number, which a key starts with. */
+const partsIds = new WeakMap<SidecarParts, number>();
+let nextPartsId = 0;
+const kept = new Map<string, readonly AddOperation[]>();
+/** Keys seen once: a patch is kept from its second pod on. */
+const seenOnce = new Set<string>();
 
 /**
  * The pod's patch, built once for the pods whose patch is the same: the same sidecar parts
@@ -148,47 +154,53 @@ const patchCache = new WeakMap<SidecarParts, PatchCache>();
  */
 function buildPatch(build: Build): readonly AddOperation[] {
   const parts = sidecarParts(build);
-  let cache = patchCache.get(parts);
-  if (!cache) patchCache.set(parts, (cache = { patches: new Map(), seen: new Set() }));
-  const key = patchKey(build);
-  const kept = cache.patches.get(key);
-  if (kept) return kept;
+  let id = partsIds.get(parts);
+  if (id === undefined) partsIds.set(parts, (id = nextPartsId++));
+  const key = patchKey(id, build);
+  const known = kept.get(key);
+  if (known) return known;
   const patch = newPatch(build, parts);
-  if (!cache.seen.has(key)) {
-    if (cache.seen.size >= MAX_PATCHES_PER_PARTS) cache.seen.clear();
-    cache.seen.add(key);
+  if (key.length > MAX_KEY_LENGTH) return patch;
+  if (!seenOnce.has(key)) {
+    if (seenOnce.size >= MAX_KEPT) seenOnce.clear();
+    seenOnce.add(key);
     return patch;
   }
-  cache.seen.delete(key);
-  if (cache.patches.size >= MAX_PATCHES_PER_PARTS) cache.patches.clear();
+  seenOnce.delete(key);
+  if (kept.size >= MAX_KEPT) kept.clear();
   const shared = deepFreeze(patch);
-  cache.patches.set(key, shared);
+  kept.set(key, shared);
   return shared;
 }
 
 const NO_SPEC: NonNullable<PodLike['spec']> = { containers: [] };
 
+/** Whether addToMap and addToList create the map or list whole. */
 const absent = (value: unknown): string => (value === undefined || value === null ? '1' : '0');
+/** Whether newPatch adds one of our annotations: only where the pod has no value, not even null. */
+const unset = (value: unknown): string => (value === undefined ? '1' : '0');
 
 /** Everything newPatch reads of the pod and its owner, beside the sidecar parts, as one key. */
-function patchKey(build: Build): string {
+function patchKey(partsId: number, build: Build): string {
   const { pod, owner } = build;
   const meta = pod.metadata;
   const spec = pod.spec ?? NO_SPEC;
   const annotations = meta?.annotations ?? {};
-  const first = build.native ? '' : (spec.containers[0]?.name ?? '');
+  const first = build.native ? '' : String(spec.containers[0]?.name ?? '');
   const flags =
     absent(meta) +
     absent(meta?.labels) +
     absent(meta?.annotations) +
-    absent(annotations[OWNER_KIND]) +
-    absent(annotations[OWNER_NAME]) +
-    absent(annotations[DEFAULT_CONTAINER]) +
+    unset(annotations[OWNER_KIND]) +
+    unset(annotations[OWNER_NAME]) +
+    unset(annotations[DEFAULT_CONTAINER]) +
     absent(spec.initContainers) +
     absent(spec.containers) +
     absent(spec.volumes);
+  const kind = String(owner.kind);
+  const name = String(owner.name);
   // Lengths first: no owner or container name can make two different pods' keys the same.
-  return `${flags}${owner.kind.length}:${owner.kind}${owner.name.length}:${owner.name}${first}`;
+  return `${partsId}:${flags}${kind.length}:${kind}${name.length}:${name}${first}`;
 }
 
 function newPatch(build: Build, parts: SidecarParts): AddOperation[] {

@@ -247,3 +247,41 @@ describe('injection properties', () => {
     expect(() => new Pod(broken as never).validate()).toThrow(/containerPort/);
   });
 });
+
+describe('patches shared between pods', () => {
+  const pod = (annotations: Record<string, unknown> | undefined): PodLike =>
+    ({
+      metadata: { name: 'p', ...(annotations ? { annotations } : {}) },
+      spec: { containers: [{ name: 'app', image: 'app:1' }] },
+    }) as PodLike;
+  const patchOf = (p: PodLike, snapshot = DEFAULT_SNAPSHOT) => {
+    const r = inject(p, { snapshot, native: true });
+    if (!r.injected) throw new Error(r.reason);
+    return r.patch;
+  };
+
+  it('tell a null annotation of ours from a missing one', () => {
+    // A null value (an empty YAML value, in a manifest) is not missing: injection keeps it.
+    const snapshot = snapshotOf('');
+    const withNull = pod({ [OWNER_NAME]: null });
+    const without = pod({});
+    // Expected from a snapshot of its own each time: nothing kept for it.
+    const alone = (p: PodLike) => patchOf(p, snapshotOf(''));
+    for (let i = 0; i < 3; i++) expect(patchOf(withNull, snapshot)).toEqual(alone(withNull));
+    for (let i = 0; i < 3; i++) expect(patchOf(without, snapshot)).toEqual(alone(without));
+  });
+
+  it('are not kept for owners no cluster names, so their memory stays bounded', () => {
+    const snapshot = snapshotOf('');
+    const long = 'x'.repeat(10_000);
+    const first = patchOf(pod({ [OWNER_KIND]: 'Deployment', [OWNER_NAME]: long }), snapshot);
+    const second = patchOf(pod({ [OWNER_KIND]: 'Deployment', [OWNER_NAME]: long }), snapshot);
+    expect(second).toEqual(first);
+    expect(Object.isFrozen(second)).toBe(false);
+    // A name a cluster can hold is kept from its second pod on.
+    patchOf(pod({ [OWNER_KIND]: 'Deployment', [OWNER_NAME]: 'web' }), snapshot);
+    expect(
+      Object.isFrozen(patchOf(pod({ [OWNER_KIND]: 'Deployment', [OWNER_NAME]: 'web' }), snapshot)),
+    ).toBe(true);
+  });
+});
