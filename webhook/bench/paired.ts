@@ -58,10 +58,16 @@ export async function measurePaired(
   return micros;
 }
 
+/** The second server's CPU a request over the first's, round by round. */
+const cpuRatios = ([first, second]: Paired): number[] =>
+  first.map((a, i) => (second[i] ?? NaN) / a);
+
+/** The second server's throughput over the first's: the inverse of the median CPU ratio. */
+export const throughputRatio = (micros: Paired): number => 1 / median(cpuRatios(micros));
+
 /** Lines that say what was measured: each server's µs a request, and the second / first. */
 export function pairedReport(names: [string, string], micros: Paired): string[] {
-  const [first, second] = micros;
-  const ratios = first.map((a, i) => (second[i] ?? NaN) / a);
+  const ratios = cpuRatios(micros);
   const range = (xs: number[], d: number): string =>
     `${median(xs).toFixed(d)} (${Math.min(...xs).toFixed(d)}–${Math.max(...xs).toFixed(d)})`;
   const rounds = (xs: number[]): string => xs.map((x) => x.toFixed(0)).join(' ');
@@ -70,7 +76,7 @@ export function pairedReport(names: [string, string], micros: Paired): string[] 
       (n, i) =>
         `  ${n}: CPU ${range(micros[i] ?? [], 0)} µs a request (rounds: ${rounds(micros[i] ?? [])})`,
     ),
-    `  ${names[1]} / ${names[0]} CPU a request: ${range(ratios, 3)}; throughput ratio ${names[1]}/${names[0]} (its inverse): ${(1 / median(ratios)).toFixed(2)}x`,
+    `  ${names[1]} / ${names[0]} CPU a request: ${range(ratios, 3)}; throughput ratio ${names[1]}/${names[0]} (its inverse): ${throughputRatio(micros).toFixed(2)}x`,
   ];
 }
 

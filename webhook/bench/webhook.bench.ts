@@ -19,7 +19,7 @@ import {
   type Target,
 } from './bench-servers';
 import { pinLoadGenerator, type Pinning } from './cpu-pinning';
-import { measurePaired, pairedReport } from './paired';
+import { measurePaired, pairedReport, throughputRatio } from './paired';
 import { median } from './stats';
 import { averageBytes, corpusBodies, realisticBodies, type Workload } from './workloads';
 
@@ -168,7 +168,7 @@ async function paired(list: Server[], ca: string, w: Workload, pinning: Pinning)
       `\n${w.name}, both servers at once on one CPU: ${PAIRED_ROUNDS} rounds of ${PAIRED_REQUESTS} requests each`,
     );
     for (const line of pairedReport(['bare', 'webhook'], micros)) console.log(line);
-    const ratio = median(micros[1].map((x, i) => (micros[0][i] ?? NaN) / x));
+    const ratio = throughputRatio(micros);
     console.log(
       `  throughput ratio webhook/bare, at once ${ratio.toFixed(2)}x: target >= 0.8x ${ratio >= 0.8 ? 'met' : 'NOT met'}`,
     );
