@@ -106,15 +106,15 @@ function handle(
       .finally(() => inFlight.dec());
     return;
   }
-  readSmallBody(req, small, (outcome) => {
+  readSmallBody(req, small, (bytes, failure) => {
     const finish = (): void => {
       inFlight.dec();
-      if (!(outcome instanceof Error)) freeNow(outcome);
+      if (bytes) freeNow(bytes);
     };
     let waiting: Promise<void> | undefined;
     try {
-      if (outcome instanceof Error) unread(outcome, { endpoint, req, res }, deps);
-      else waiting = admitSmall(endpoint, outcome, res, deps);
+      if (bytes) waiting = admitSmall(endpoint, bytes, res, deps);
+      else unread(failure, { endpoint, req, res }, deps);
     } catch (err) {
       failed(endpoint, res, deps, err);
     }

@@ -122,7 +122,7 @@ export function smallBody(
 export function readSmallBody(
   req: IncomingMessage,
   small: { declared: number; limit: number },
-  done: (outcome: Buffer | Error) => void,
+  done: Read,
 ): void {
   collect(req, small.limit, small.declared, done);
 }
@@ -234,21 +234,32 @@ class Chunks {
   }
 }
 
+/** A failure as an Error (a stream may emit anything). */
+const asError = (failure: unknown): Error =>
+  failure instanceof Error ? failure : new Error(`the body could not be read: ${String(failure)}`);
+
 /** The body's bytes, at most `declared` (or `limit`) of them. */
 function collected(req: IncomingMessage, limit: number, declared: number | undefined) {
   return new Promise<Buffer>((resolve, reject) =>
-    collect(req, limit, declared, (outcome) =>
-      outcome instanceof Error ? reject(outcome) : resolve(outcome),
+    collect(req, limit, declared, (bytes, failure) =>
+      bytes ? resolve(bytes) : reject(asError(failure)),
     ),
   );
 }
+
+/**
+ * What a read gives: the bytes, or (without them) why they could not be read. Told apart by
+ * position, not by `instanceof Error`: an error emitted by the stream need not be an Error of
+ * this realm (in jest's it is not), nor an Error at all.
+ */
+export type Read = (bytes: Buffer | undefined, failure?: unknown) => void;
 
 /** Reads the body's bytes, at most `declared` (or `limit`) of them; calls `done` once. */
 function collect(
   req: IncomingMessage,
   limit: number,
   declared: number | undefined,
-  done: (outcome: Buffer | Error) => void,
+  done: Read,
 ): void {
   const chunks = new Chunks(declared);
   const max = declared ?? limit;
@@ -256,24 +267,25 @@ function collect(
   // then for an outcome long given cost a stack trace per request. The error listener stays
   // (an error with none would end the process), and calls `done` only if nothing else did.
   let settled = false;
-  const settle = (outcome: Buffer | Error): void => {
+  const settle = (bytes: Buffer | undefined, failure?: unknown): void => {
     if (settled) return;
     settled = true;
     req.off('data', onData);
     req.off('end', onEnd);
     req.off('close', onClose);
-    done(outcome);
+    done(bytes, failure);
   };
   const onData = (chunk: Buffer): void => {
     if (chunks.size + chunk.length <= max) return chunks.add(chunk);
     req.resume();
-    settle(new BodyTooLargeError(limit));
+    settle(undefined, new BodyTooLargeError(limit));
   };
   const onEnd = (): void => settle(chunks.bytes());
-  const onClose = (): void => settle(new Error('the connection closed before the body ended'));
+  const onClose = (): void =>
+    settle(undefined, new Error('the connection closed before the body ended'));
   req.on('data', onData);
   req.on('end', onEnd);
-  req.on('error', (err) => settle(err));
+  req.on('error', (err) => settle(undefined, err));
   req.on('close', onClose);
   req.resume();
 }

@@ -3,7 +3,7 @@
 // declared length, the way through promises. Both answer, and both leave nothing in flight.
 
 import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
 import { CONFIG_REVISION, defaultConfig, makeSnapshot } from '@outrigger/shared';
 import { createAdmissionHandler } from '../src/admission-handler';
@@ -78,6 +78,13 @@ describe('the admission handler', () => {
     });
   }
 
+  /** The pods endpoint's in-flight count, as the metrics last read it (kept fresh by a poll). */
+  let inFlightNow = '';
+  const poll = setInterval(() => {
+    void inFlight().then((line) => (inFlightNow = line.split(' ').pop() ?? ''));
+  }, 10);
+  afterAll(() => clearInterval(poll));
+
   const inFlight = async (): Promise<string> =>
     (await metrics.registry.metrics())
       .split('\n')
@@ -105,6 +112,17 @@ describe('the admission handler', () => {
       expect(await inFlight()).toBe('outrigger_webhook_requests_in_flight{endpoint="pods"} 0');
     },
   );
+
+  it('lets a small body cut off by its client go, and answers the next', async () => {
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    socket.write('POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n{"kind":');
+    await waitFor(() => inFlightNow === '1');
+    socket.destroy();
+    await waitFor(() => inFlightNow === '0');
+    const { status } = await post(review(pinnedPod(state.snapshot.revision), { uid: 'after' }));
+    expect(status).toBe(200);
+  });
 
   it('answers a small body of the revision in force at once', async () => {
     const { status, answer } = await post(
