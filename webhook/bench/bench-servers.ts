@@ -1,6 +1,7 @@
-// The servers the webhook benches start: the bare HTTPS server (bare-server.ts) with Node's
-// defaults and the standalone webhook with the environment the chart gives its container, each
-// a child process on 127.0.0.1 with one throwaway certificate, placed by the bench's pinning.
+// The servers the webhook benches start: the bare HTTPS server (bare-server.ts) and its floor
+// with Node's defaults, and the standalone webhook with the environment the chart gives its
+// container, each a child process on 127.0.0.1 with one throwaway certificate, placed by the
+// bench's pinning.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -50,6 +51,12 @@ export function benchCertificate(): Certificate {
 export function bareServer(certificate: Certificate, name = 'bare', script?: string): Server {
   const path = script ?? join(__dirname, 'bare-server.js');
   return { name, args: [path, certificate.cert, certificate.key], env: process.env };
+}
+
+/** The bare server answering `{}` without parsing: the latency no server's work is in. */
+export function floorServer(certificate: Certificate): Server {
+  const bare = bareServer(certificate, 'floor');
+  return { ...bare, args: [...bare.args, 'floor'] };
 }
 
 /**
