@@ -44,8 +44,9 @@ const RATE_SECONDS = Number(process.env.BENCH_RATE_SECONDS ?? 20);
 /**
  * The floor's p99 (the bare server answering `{}` without parsing, see bare-server.ts) above which
  * the host is not quiet enough to judge target (c): what the host, TLS and the load generator take
- * then is half the target. On a quiet host it is 0.6 to 1 ms here; on 2026-12-05 this machine's
- * idle CPUs woke late enough to put it at 4.5 ms (docs/benchmarks.md).
+ * then is half the target. On the quietest run of 2026-12-04 the bare server's own corpus p99, an
+ * upper bound of the floor's, was 0.69 to 1.29 ms; on 2026-12-05 this machine's idle CPUs woke
+ * late enough to put the floor at 4.5 ms (docs/benchmarks.md).
  */
 const QUIET_FLOOR_MS = 1;
 /** The paired phase (paired.ts): rounds, and requests each server answers in one. */
