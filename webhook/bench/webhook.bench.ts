@@ -1,9 +1,10 @@
 // `make bench-webhook`: the standalone webhook over HTTPS keep-alive beside a bare HTTPS server
 // that parses and re-serializes the same bodies, both measured in the same run, in rounds that
 // alternate which goes first: throughput at saturation, latency at a fixed 1,000 requests/s,
-// resident memory under load and CPU time per admission. The reviews are what an API server
-// sends for a Deployment's pod (about 6 KB with its defaults and managedFields); the corpus
-// pods, when ../shared/corpus is there, make a second row.
+// resident memory under load and CPU time per admission, beside the latency floor (the bare
+// server answering without parsing) that says how quiet the host was. The reviews are what an
+// API server sends for a Deployment's pod (about 6 KB with its defaults and managedFields); the
+// corpus pods, when ../shared/corpus is there, make a second row.
 
 import { performance } from 'node:perf_hooks';
 import { rssMiB } from '../test/fuzz-harness';
