@@ -6,7 +6,8 @@
 // granted, it must arrive at a minimum rate, so a client that declares megabytes and sends a
 // byte at a time holds the budget for seconds, not for the whole request timeout.
 // Small bodies (every real review) never wait: what they can hold is bounded by the number of
-// connections, so no large or slow client can keep them out.
+// connections, so no large or slow client can keep them out; at that cap a connection whose body
+// is still arriving makes room for a new one (connections.ts).
 
 import type { IncomingMessage } from 'node:http';
 

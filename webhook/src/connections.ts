@@ -1,6 +1,7 @@
-// The admission server's open connections: which carry a request now, which never sent a byte,
-// and how many there may be. Each costs a file descriptor and some 70 KiB of TLS and HTTP
-// state, so an unbounded number of idle ones is a way to take the process over its memory limit.
+// The admission server's open connections: which carry a request now, whose request is still
+// arriving, which never sent a byte, and how many there may be. Each costs a file descriptor and
+// some 70 KiB of TLS and HTTP state, so an unbounded number of idle ones is a way to take the
+// process over its memory limit.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
@@ -32,20 +33,38 @@ export class Connections {
 
   /**
    * Tracks a server's connections; call before it listens. The server's request handler must
-   * call requested() first (startHttps does).
+   * call requested() first, and handle the request only if it says so (startHttps does).
    */
   watch(server: HttpsServer): void {
     server.on('secureConnection', (socket: TLSSocket) => this.opened(socket));
   }
 
-  requested(req: IncomingMessage, res: ServerResponse): void {
+  /**
+   * Records the connection's latest request; false for a connection refused at the cap, whose
+   * request must not be handled (a client that sends it with the end of the handshake gets it
+   * parsed before the refusal: it was admitted and counted though no one could read the answer).
+   */
+  requested(req: IncomingMessage, res: ServerResponse): boolean {
     const socket = req.socket as TLSSocket;
-    if (this.open.has(socket)) this.latest.set(socket, res);
+    if (!this.open.has(socket)) return false;
+    this.latest.set(socket, res);
+    return true;
   }
 
   private carriesRequest(socket: TLSSocket): boolean {
     const res = this.latest.get(socket);
     return res !== undefined && !res.writableFinished;
+  }
+
+  /**
+   * Whether the connection's request is still arriving: its body is not all there. The API
+   * server sends a review whole, so at the cap these are slow or stalled clients, and one of them
+   * makes room before a new connection is refused: else clients that send part of a body and
+   * stop would hold the cap for the whole request timeout and lock the API server out.
+   */
+  private stillArriving(socket: TLSSocket): boolean {
+    const res = this.latest.get(socket);
+    return res !== undefined && !res.writableFinished && !res.req.complete;
   }
 
   /**
@@ -59,12 +78,15 @@ export class Connections {
   }
 
   private opened(socket: TLSSocket): void {
-    // At the cap, the oldest idle connection makes room; with none idle, the new one is refused.
+    // At the cap, the oldest idle connection makes room, else the oldest whose request is still
+    // arriving; with every connection answering a request, the new one is refused.
     if (this.open.size >= this.options.max) {
-      const idle = [...this.open].find((s) => !this.carriesRequest(s));
-      (idle ?? socket).destroy();
+      const open = [...this.open];
+      const room =
+        open.find((s) => !this.carriesRequest(s)) ?? open.find((s) => this.stillArriving(s));
+      (room ?? socket).destroy();
       this.options.onEvicted?.();
-      if (!idle) return;
+      if (!room) return;
     }
     this.open.add(socket);
     // Node's headersTimeout starts with a request's first byte: a client that finishes the

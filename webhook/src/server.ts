@@ -43,8 +43,8 @@ export function startHttps(
   const server = createHttpsServer(
     { cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2', ...SERVER_TIMEOUTS },
     (req, res) => {
-      connections.requested(req, res);
-      handler(req, res);
+      if (connections.requested(req, res)) handler(req, res);
+      else res.destroy();
     },
   );
   connections.watch(server);

@@ -1,6 +1,6 @@
 // The connection cap of the admission server: at the cap the oldest connection that carries no
-// request makes room, one whose request is being answered is never cut off, and with every
-// connection busy the new one is refused.
+// request makes room, else the oldest whose body has not all arrived; one whose request is being
+// answered is never cut off, and with every connection answering the new one is refused.
 
 import type { Server as HttpsServer } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -17,10 +17,13 @@ describe('the connection cap', () => {
   /** Responses held open by the handler until the test ends them. */
   const held: ServerResponse[] = [];
   let evicted = 0;
+  /** The path of every request the handler got. */
+  const handled: string[] = [];
   const sockets: TLSSocket[] = [];
 
   beforeAll(async () => {
     const handler = (req: IncomingMessage, res: ServerResponse): void => {
+      handled.push(req.url ?? '');
       req.resume();
       req.on('end', () => {
         if (req.url === '/hold') held.push(res);
@@ -62,6 +65,15 @@ describe('the connection cap', () => {
     return { socket, closed };
   }
 
+  /** Resolves once the server has `n` connections open. */
+  async function openConnections(n: number): Promise<void> {
+    const count = (): Promise<number> =>
+      new Promise((resolve) => server.getConnections((_, c) => resolve(c)));
+    for (let i = 0; i < 500 && (await count()) !== n; i++)
+      await new Promise((r) => setTimeout(r, 10));
+    expect(await count()).toBe(n);
+  }
+
   it('closes the idle connection, not the one whose request is in flight', async () => {
     const busy = await connection('/hold');
     const idle = await connection('/answer');
@@ -85,5 +97,45 @@ describe('the connection cap', () => {
     await busy.closed;
     expect(fifth.socket.destroyed).toBe(false);
     expect(third.socket.destroyed).toBe(false);
+  });
+
+  it('with none idle, closes the oldest connection whose body has not all arrived', async () => {
+    for (const s of sockets.splice(0)) s.destroy();
+    for (const res of held.splice(0)) res.destroy();
+    await openConnections(0);
+    const before = evicted;
+    // Two clients that send their headers and part of a small body, then nothing: before, they
+    // held the cap until Node's request timeout (30 s), and every new connection was refused.
+    const stalled = async (): Promise<{ socket: TLSSocket; closed: Promise<void> }> => {
+      const c = await connection();
+      c.socket.write(`POST /answer HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"a":`);
+      return c;
+    };
+    const first = await stalled();
+    const second = await stalled();
+    await openConnections(2);
+    const client = await connection('/answer');
+    await first.closed;
+    expect(second.socket.destroyed).toBe(false);
+    expect(client.socket.destroyed).toBe(false);
+    expect(evicted).toBe(before + 1);
+  });
+
+  it('does not handle a request that came with a connection it refused', async () => {
+    for (const s of sockets.splice(0)) s.destroy();
+    await openConnections(0);
+    const [a, b] = [await connection('/hold'), await connection('/hold')];
+    // Its request is sent with the end of the handshake, as a client that does not wait does.
+    const refused = connect({ host: '127.0.0.1', port, ca: [cert.caPem], servername: 'localhost' });
+    refused.on('error', () => undefined);
+    refused.on('secureConnect', () =>
+      refused.write(`POST /refused HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}`),
+    );
+    await new Promise((r) => refused.on('close', r));
+    // Then a connection that is answered: whatever the server did with the refused one is done.
+    held.splice(0).forEach((res) => res.end('late\n'));
+    await Promise.all([a, b].map((c) => new Promise((r) => c.socket.once('data', r))));
+    await connection('/answer');
+    expect(handled).not.toContain('/refused');
   });
 });
