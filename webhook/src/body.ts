@@ -3,8 +3,9 @@
 // process over its memory limit. A large request reserves its whole declared length before its
 // first byte is read, and waits, unread, until the shared budget has room: reading only part
 // of many bodies at once could fill the budget with requests that can never all finish. Once
-// granted, it must arrive at a minimum rate, so a client that declares megabytes and sends a
-// byte at a time holds the budget for seconds, not for the whole request timeout.
+// granted, it must keep to a minimum rate from 2 s on, so a client that declares megabytes and
+// sends a byte at a time, or nothing, holds the budget for about 2 s, not for the whole request
+// timeout.
 // Small bodies (every real review) never wait: what they can hold is bounded by the number of
 // connections, so no large or slow client can keep them out; at that cap a connection whose body
 // is still arriving makes room for a new one (connections.ts).
@@ -20,8 +21,10 @@ export class BodyTooLargeError extends Error {
 
 /** A large body that did not arrive at the minimum rate: answered 408. */
 export class BodyTooSlowError extends Error {
-  constructor(readonly deadlineMs: number) {
-    super(`request body did not arrive within ${deadlineMs} ms`);
+  constructor(received: number, afterMs: number) {
+    super(
+      `request body arrived too slowly: ${received} bytes in ${afterMs} ms, where at least ${MIN_BYTES_PER_SECOND} bytes a second are needed after the first ${DEADLINE_BASE_MS} ms`,
+    );
     this.name = 'BodyTooSlowError';
   }
 }
@@ -31,6 +34,8 @@ export const SMALL_BODY_BYTES = 64 * 1024;
 /** The slowest a large body may arrive once it is granted: the API server sends at LAN speed. */
 const MIN_BYTES_PER_SECOND = 1024 * 1024;
 const DEADLINE_BASE_MS = 2000;
+/** How often a large body's progress is held to the minimum rate. */
+const PROGRESS_CHECK_MS = 250;
 
 /** The shared budget: bytes reserved by the requests being read or answered. */
 export class BodyBudget {
@@ -151,13 +156,21 @@ export async function readBody(
     released = true;
     budget.release(reserved);
   };
-  const deadlineMs = DEADLINE_BASE_MS + Math.ceil((reserved / MIN_BYTES_PER_SECOND) * 1000);
+  // Held to the rate all along, not only at the end: a client that declares megabytes and then
+  // sends nothing gave up the budget after its whole deadline (9 s for 7 MB), and those queued
+  // behind it (a real review over 64 KiB among them) waited past the API server's timeout.
   let timer: NodeJS.Timeout | undefined;
   const tooSlow = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
+    const started = performance.now();
+    let received = 0;
+    req.on('data', (chunk: Buffer) => (received += chunk.length));
+    timer = setInterval(() => {
+      const elapsed = performance.now() - started;
+      const due = ((elapsed - DEADLINE_BASE_MS) / 1000) * MIN_BYTES_PER_SECOND;
+      if (received >= Math.min(due, reserved)) return;
       req.removeAllListeners('data');
-      reject(new BodyTooSlowError(deadlineMs));
-    }, deadlineMs);
+      reject(new BodyTooSlowError(received, Math.round(elapsed)));
+    }, PROGRESS_CHECK_MS);
   });
   try {
     const bytes = await Promise.race([collected(req, limit, declared), tooSlow]);
@@ -166,7 +179,7 @@ export async function readBody(
     release();
     throw err;
   } finally {
-    clearTimeout(timer);
+    clearInterval(timer);
   }
 }
 

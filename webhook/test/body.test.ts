@@ -95,6 +95,28 @@ describe('readBody', () => {
     expect(chunksSeen.length).toBeGreaterThan(0);
   });
 
+  it('cuts off a large body that stops arriving once it falls behind the minimum rate', async () => {
+    const { port } = server.address() as AddressInfo;
+    const started = performance.now();
+    const answer = await new Promise<string>((resolve, reject) => {
+      const headers = { 'content-length': 7_000_000 };
+      const req = request({ host: '127.0.0.1', port, method: 'POST', headers }, (res) => {
+        let text = '';
+        res.on('data', (b: Buffer) => (text += b.toString()));
+        res.on('end', () => {
+          req.destroy();
+          resolve(text);
+        });
+      });
+      req.on('error', reject);
+      req.write(body.subarray(0, 100_000)); // then nothing: the client holds the budget
+    });
+    expect(answer).toMatch(/^request body arrived too slowly: 100000 bytes in \d+ ms/);
+    // Its whole deadline would have been 2 s + 7 MB at 1 MiB/s, 8.7 s: it is cut off at about
+    // 2.1 s, once 100 KB is behind what the rate asks.
+    expect(performance.now() - started).toBeLessThan(6000);
+  });
+
   it('frees each chunk once it is copied out, instead of at the next collection', async () => {
     chunksSeen = [];
     await send(body, 16_384, true);
