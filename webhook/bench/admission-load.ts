@@ -53,13 +53,19 @@ export async function saturate(
   return sent / ((performance.now() - started) / 1000);
 }
 
+/** Round-trip times at a fixed rate, in ms. */
+export interface Latency {
+  p50: number;
+  p99: number;
+}
+
 /** Open loop at a fixed rate: requests are due on a schedule, whatever the answers do. */
 export async function fixedRate(
   target: { port: number },
   ca: string,
   bodies: string[],
   load: { rate: number; seconds: number },
-): Promise<{ p50: number; p99: number }> {
+): Promise<Latency> {
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   // Its connections opened first, as an API server's to a webhook are: a TLS handshake on the
   // clock would put connection set-up into the first requests' latency, not the server's.

@@ -8,7 +8,7 @@
 
 import { performance } from 'node:perf_hooks';
 import { rssMiB } from '../test/fuzz-harness';
-import { CONCURRENCY, fixedRate, saturate } from './admission-load';
+import { CONCURRENCY, fixedRate, saturate, type Latency } from './admission-load';
 import {
   bareServer,
   benchCertificate,
@@ -71,12 +71,10 @@ async function peakRss<T>(pid: number, work: Promise<T>): Promise<{ value: T; pe
   }
 }
 
-interface Result {
+interface Result extends Latency {
   throughput: number;
   /** CPU seconds of the server per second of the throughput phase (1: one core, all of it). */
   busy: number;
-  p50: number;
-  p99: number;
   /** CPU time of the server per request, in µs. */
   cpuMicros: number;
   /** Peak RSS while loaded, in MiB. */
@@ -103,11 +101,6 @@ async function measure(target: Target, ca: string, work: Workload): Promise<Resu
     cpuMicros,
     rss: Math.max(loaded.peak, cpu.peak),
   };
-}
-
-interface Latency {
-  p50: number;
-  p99: number;
 }
 
 /** The floor's latency at the fixed rate, per workload, after the same warm-up. */
@@ -340,15 +333,7 @@ function latencySummary(
   floors: Map<string, Latency>[],
   workload: string,
 ): void {
-  const p99s = (s: string): number[] =>
-    rounds.flatMap((r) => {
-      const x = r.get(s)?.byWorkload.get(workload);
-      return x ? [x.p99] : [];
-    });
-  const floor = floors.flatMap((f) => {
-    const x = f.get(workload);
-    return x ? [x.p99] : [];
-  });
+  const floor = floors.flatMap((f) => f.get(workload)?.p99 ?? []);
   const above = (s: string): string =>
     spread(
       rounds.flatMap((r, i) => {
@@ -361,7 +346,7 @@ function latencySummary(
   console.log(
     `  floor p99 at ${RATE} req/s ${spread(floor, 2, ' ms')}; p99 above it, round by round: bare ${above('bare')}, webhook ${above('webhook')}`,
   );
-  const p99 = p99s('webhook');
+  const p99 = rounds.flatMap((r) => r.get('webhook')?.byWorkload.get(workload)?.p99 ?? []);
   const judged =
     median(p99) <= 2
       ? 'met'

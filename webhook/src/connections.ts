@@ -63,8 +63,7 @@ export class Connections {
    * stop would hold the cap for the whole request timeout and lock the API server out.
    */
   private stillArriving(socket: TLSSocket): boolean {
-    const res = this.latest.get(socket);
-    return res !== undefined && !res.writableFinished && !res.req.complete;
+    return this.carriesRequest(socket) && this.latest.get(socket)?.req.complete === false;
   }
 
   /**
