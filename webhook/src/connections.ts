@@ -23,9 +23,7 @@ export class Connections {
    */
   private readonly latest = new Map<TLSSocket, ServerResponse>();
 
-  constructor(
-    private readonly options: { max: number; silentMs: number; onEvicted?: () => void },
-  ) {}
+  constructor(private readonly options: { max: number; onEvicted?: () => void }) {}
 
   get size(): number {
     return this.open.size;
@@ -88,15 +86,9 @@ export class Connections {
       if (!room) return;
     }
     this.open.add(socket);
-    // Node's headersTimeout starts with a request's first byte: a client that finishes the
-    // handshake and then sends nothing would hold its socket for ever.
-    const silent = setTimeout(() => {
-      if (socket.bytesRead === 0) socket.destroy();
-    }, this.options.silentMs).unref();
     socket.once('close', () => {
       this.open.delete(socket);
       this.latest.delete(socket);
-      clearTimeout(silent);
     });
   }
 }

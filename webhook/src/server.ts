@@ -14,6 +14,8 @@ import { Connections, MAX_CONNECTIONS } from './connections';
 
 /** Timeouts tuned for the API server, which keeps connections to webhooks alive and reuses them. */
 export const SERVER_TIMEOUTS = {
+  // From the end of the handshake for a connection's first request, so it also closes one that
+  // sends nothing at all (with a 408, as Node does for any request whose headers are late).
   headersTimeout: 10_000,
   requestTimeout: 30_000,
   // Node checks the two timeouts above on this interval (30 s by default), so they fired up
@@ -37,7 +39,6 @@ export function startHttps(
 ): Promise<HttpsServer> {
   const connections = new Connections({
     max: options.maxConnections ?? MAX_CONNECTIONS,
-    silentMs: SERVER_TIMEOUTS.headersTimeout,
     onEvicted: options.onEvicted,
   });
   const server = createHttpsServer(
