@@ -2,8 +2,9 @@
 // shared by the large bodies in flight, so that no mix of large or slow bodies can take the
 // process over its memory limit. A large request reserves its whole declared length before its
 // first byte is read, and waits, unread, until the shared budget has room: reading only part
-// of many bodies at once could fill the budget with requests that can never all finish. Once
-// granted, it must keep to a minimum rate from 2 s on, so a client that declares megabytes and
+// of many bodies at once could fill the budget with requests that can never all finish. Each
+// client's requests wait in their order, and the client holding least is served first. Once
+// granted, a large body must keep to a minimum rate from 2 s on, so a client that declares megabytes and
 // sends a byte at a time, or nothing, holds the budget for about 2 s, not for the whole request
 // timeout.
 // Small bodies (every real review) never wait: what they can hold is bounded by the number of
@@ -37,10 +38,20 @@ const DEADLINE_BASE_MS = 2000;
 /** How often a large body's progress is held to the minimum rate. */
 const PROGRESS_CHECK_MS = 250;
 
-/** The shared budget: bytes reserved by the requests being read or answered. */
+/**
+ * The shared budget: bytes reserved by the requests being read or answered, and by whom (the
+ * client's address). Each client's requests are granted in the order they asked; between
+ * clients, the one holding least goes first. So a client that declares large bodies and stalls
+ * holds up its own queue, not another's: the API server, which holds next to nothing of this
+ * budget, is served at the next room however many requests that client keeps waiting. Requests
+ * from one address (all of them, in a test on 127.0.0.1) are served first come, first served.
+ */
 export class BodyBudget {
   private reserved = 0;
-  private readonly waiting: { bytes: number; grant: () => void }[] = [];
+  /** Bytes reserved by each client that holds any. */
+  private readonly held = new Map<string, number>();
+  /** In the order asked. */
+  private readonly waiting: { bytes: number; client: string; grant: () => void }[] = [];
 
   constructor(readonly totalBytes: number) {}
 
@@ -48,17 +59,21 @@ export class BodyBudget {
     return this.reserved;
   }
 
+  get waitingCount(): number {
+    return this.waiting.length;
+  }
+
   /**
-   * Asks for `bytes`; `granted` resolves once they are reserved, in the order asked. `cancel`
-   * withdraws a request not granted yet (its client went away while it waited).
+   * Asks for `bytes` for `client`; `granted` resolves once they are reserved. `cancel` withdraws
+   * a request not granted yet (its client went away while it waited).
    */
-  reserve(bytes: number): { granted: Promise<void>; cancel: () => void } {
+  reserve(bytes: number, client = ''): { granted: Promise<void>; cancel: () => void } {
     if (this.waiting.length === 0 && this.fits(bytes)) {
-      this.reserved += bytes;
+      this.take(bytes, client);
       return { granted: Promise.resolve(), cancel: () => undefined };
     }
-    let entry = { bytes, grant: (): void => undefined };
-    const granted = new Promise<void>((grant) => (entry = { bytes, grant }));
+    let entry = { bytes, client, grant: (): void => undefined };
+    const granted = new Promise<void>((grant) => (entry = { bytes, client, grant }));
     this.waiting.push(entry);
     const cancel = (): void => {
       const i = this.waiting.indexOf(entry);
@@ -66,22 +81,51 @@ export class BodyBudget {
       this.waiting.splice(i, 1);
       this.grantWaiting();
     };
+    // It may go ahead of other clients' requests at once.
+    this.grantWaiting();
     return { granted, cancel };
   }
 
-  release(bytes: number): void {
+  release(bytes: number, client = ''): void {
     this.reserved -= bytes;
+    const left = (this.held.get(client) ?? 0) - bytes;
+    if (left > 0) this.held.set(client, left);
+    else this.held.delete(client);
     this.grantWaiting();
   }
 
+  private take(bytes: number, client: string): void {
+    this.reserved += bytes;
+    this.held.set(client, (this.held.get(client) ?? 0) + bytes);
+  }
+
+  /**
+   * Grants the next request while it fits: the oldest of the client holding least (the oldest
+   * such request on a tie). One that does not fit waits for room, and the others behind it.
+   */
   private grantWaiting(): void {
-    while (this.waiting.length > 0) {
-      const next = this.waiting[0];
+    for (;;) {
+      const i = this.next();
+      const next = this.waiting[i];
       if (!next || !this.fits(next.bytes)) return;
-      this.waiting.shift();
-      this.reserved += next.bytes;
+      this.waiting.splice(i, 1);
+      this.take(next.bytes, next.client);
       next.grant();
     }
+  }
+
+  /** The index of the request to grant next, -1 with none waiting. */
+  private next(): number {
+    let best = -1;
+    let least = Infinity;
+    const seen = new Set<string>();
+    this.waiting.forEach(({ client }, i) => {
+      if (seen.has(client)) return; // only each client's oldest
+      seen.add(client);
+      const holds = this.held.get(client) ?? 0;
+      if (holds < least) [best, least] = [i, holds];
+    });
+    return best;
   }
 
   /** A request larger than the whole budget still runs, alone, so it cannot wait for ever. */
@@ -148,13 +192,15 @@ export async function readBody(
   if (declared !== undefined && declared <= SMALL_BODY_BYTES)
     return { bytes: await collected(req, limit, declared), release: nothingReserved };
   const reserved = declared ?? limit;
+  // By address: the API server's connections share one, a client's share another.
+  const client = req.socket.remoteAddress ?? '';
   req.pause();
-  await waitForBudget(req, budget, reserved);
+  await waitForBudget(req, budget, reserved, client);
   let released = false;
   const release = (): void => {
     if (released) return;
     released = true;
-    budget.release(reserved);
+    budget.release(reserved, client);
   };
   // Held to the rate all along, not only at the end: a client that declares megabytes and then
   // sends nothing gave up the budget after its whole deadline (9 s for 7 MB), and those queued
@@ -184,10 +230,15 @@ export async function readBody(
 }
 
 /** Waits for the reservation; a client that goes away meanwhile gives up its place. */
-function waitForBudget(req: IncomingMessage, budget: BodyBudget, bytes: number): Promise<void> {
+function waitForBudget(
+  req: IncomingMessage,
+  budget: BodyBudget,
+  bytes: number,
+  client: string,
+): Promise<void> {
   const gone = new Error('the client closed the connection before its body was read');
   return new Promise((resolve, reject) => {
-    const ticket = budget.reserve(bytes);
+    const ticket = budget.reserve(bytes, client);
     const onClose = (): void => {
       ticket.cancel();
       reject(gone);
@@ -196,7 +247,7 @@ function waitForBudget(req: IncomingMessage, budget: BodyBudget, bytes: number):
     void ticket.granted.then(() => {
       req.off('close', onClose);
       if (!req.destroyed) return resolve();
-      budget.release(bytes);
+      budget.release(bytes, client);
       reject(gone);
     });
   });

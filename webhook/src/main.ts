@@ -299,6 +299,8 @@ async function serveAdmission(
     sources.version,
   );
   stops.push(() => largeBodies.stop());
+  const bodyBudget = new BodyBudget(flags.maxBodyBytesInFlight);
+  deps.metrics.watchBodyBudget(bodyBudget);
   const handler = createAdmissionHandler({
     state: sources.state,
     hasSeen: sources.hasSeen,
@@ -308,7 +310,7 @@ async function serveAdmission(
     logger: deps.logger,
     onError: flags.onError,
     maxBodyBytes: flags.maxBodyBytes,
-    bodyBudget: new BodyBudget(flags.maxBodyBytesInFlight),
+    bodyBudget,
   });
   const https = await startHttps(handler, pair, flags.listen, {
     maxConnections: flags.maxConnections,

@@ -5,6 +5,7 @@
 // (docs/benchmarks.md, "The duration histogram" and "Counts at the scrape").
 
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import type { BodyBudget } from './body';
 import { SeriesHistogram, type Series } from './series-histogram';
 
 export class WebhookMetrics {
@@ -133,6 +134,27 @@ export class WebhookMetrics {
     return count;
   }
 
+  /** Gauges of the large-body budget: what it holds, and how many requests wait for it. */
+  watchBodyBudget(budget: BodyBudget): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'outrigger_webhook_large_body_bytes_reserved',
+      help: 'Bytes of the large-body budget (--max-body-bytes-in-flight) reserved by requests being read or answered.',
+      registers,
+      collect(this: Gauge) {
+        this.set(budget.inUse);
+      },
+    });
+    new Gauge({
+      name: 'outrigger_webhook_large_bodies_waiting',
+      help: 'Requests with a large body waiting, unread, for room in the large-body budget.',
+      registers,
+      collect(this: Gauge) {
+        this.set(budget.waitingCount);
+      },
+    });
+  }
+
   setRevision(revision: string): void {
     this.configRevision.reset();
     this.configRevision.set({ revision }, 1);
@@ -161,7 +183,7 @@ function pinnedCounter(registers: Registry[]): Counter<'rule'> {
 function connectionCounter(registers: Registry[]): Counter {
   return new Counter({
     name: 'outrigger_webhook_connections_closed_at_cap_total',
-    help: 'Connections closed because --max-connections were open: the oldest idle one, or the new one when none was idle.',
+    help: 'Connections closed because --max-connections were open: the oldest idle one, else the oldest whose request was still arriving, else the new one.',
     registers,
   });
 }

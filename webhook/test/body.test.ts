@@ -1,5 +1,5 @@
-// The shared body budget: requests are granted in the order they asked, a request that does
-// not fit waits unread, a withdrawn request gives up its place, and a body larger than the
+// The shared body budget: each client's requests are granted in the order they asked, the
+// client that holds least first, a request that does not fit waits unread, a withdrawn request gives up its place, and a body larger than the
 // whole budget still runs alone. readBody gives back every byte however the body arrives.
 
 import { createServer, request, type Server } from 'node:http';
@@ -26,6 +26,37 @@ describe('BodyBudget', () => {
     expect(await settled(second.granted)).toBe(true);
     expect(await settled(third.granted)).toBe(true);
     expect(budget.inUse).toBe(60);
+  });
+
+  it("serves the client that holds least first: one client's queue does not hold up another's", async () => {
+    const budget = new BodyBudget(100);
+    // One client holds 80 and has two more waiting; another asks for 40 after them.
+    const held = [budget.reserve(40, 'a'), budget.reserve(40, 'a')];
+    expect(await settled(Promise.all(held.map((h) => h.granted)).then())).toBe(true);
+    const [first, second] = [budget.reserve(40, 'a'), budget.reserve(40, 'a')];
+    const other = budget.reserve(40, 'b');
+    expect(await settled(other.granted)).toBe(false);
+    // Room for one: the client holding nothing goes first, not the one that asked first.
+    budget.release(40, 'a');
+    expect(await settled(other.granted)).toBe(true);
+    expect(await settled(first.granted)).toBe(false);
+    budget.release(40, 'b');
+    expect(await settled(first.granted)).toBe(true);
+    expect(await settled(second.granted)).toBe(false);
+    expect(budget.inUse).toBe(80);
+  });
+
+  it('grants at once what fits for a client holding nothing, while another waits', async () => {
+    const budget = new BodyBudget(100);
+    void budget.reserve(60, 'a').granted;
+    const big = budget.reserve(60, 'a');
+    // A client that declares a large body and stalls: another's body that fits is not queued
+    // behind the ones it keeps waiting.
+    expect(await settled(budget.reserve(30, 'b').granted)).toBe(true);
+    expect(await settled(big.granted)).toBe(false);
+    budget.release(60, 'a');
+    budget.release(30, 'b');
+    expect(await settled(big.granted)).toBe(true);
   });
 
   it('lets a withdrawn request go, and the next one in', async () => {

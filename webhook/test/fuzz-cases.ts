@@ -214,3 +214,12 @@ export function mixCase(r: Random, i: number, o: MixOptions): FuzzCase {
 export function realisticCase(uid: string): FuzzCase {
   return valid(uid);
 }
+
+/** A valid review of a pod with an annotation of `bytes` (a large one, but a real one). */
+export function largeRealisticCase(uid: string, bytes: number): FuzzCase {
+  const review = realisticReview(uid) as {
+    request: { object: { metadata: { annotations: Record<string, string> } } };
+  };
+  review.request.object.metadata.annotations['example.com/payload'] = 'x'.repeat(bytes);
+  return { kind: 'valid-large', body: JSON.stringify(review), expect: 'allowed', uid };
+}

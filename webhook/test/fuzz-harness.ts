@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
+import { connect as netConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -252,14 +253,30 @@ export function percentile(values: readonly number[], p: number): number {
 }
 
 /** A raw TLS connection to the webhook, for clients that misbehave. */
-export function rawConnection(target: RunningWebhook): Promise<TLSSocket> {
+/** A TLS connection to the target; `from` a loopback address of its own (127.0.0.2, say). */
+export function rawConnection(target: RunningWebhook, from?: string): Promise<TLSSocket> {
+  const port = target.httpsPort;
   return new Promise((resolve, reject) => {
     const socket = connect(
-      { host: '127.0.0.1', port: target.httpsPort, ca: [target.ca], servername: 'localhost' },
+      {
+        // tls.connect's own options have no local address: a TCP connection made from one.
+        ...(from
+          ? { socket: netConnect({ host: '127.0.0.1', port, localAddress: from }) }
+          : { host: '127.0.0.1', port }),
+        ca: [target.ca],
+        servername: 'localhost',
+      },
       () => resolve(socket),
     );
     socket.on('error', reject);
   });
+}
+
+/** The sum of a metric's samples, as the target's /metrics says now. */
+export async function metricValue(target: RunningWebhook, name: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${target.metricsPort}/metrics`)).text();
+  const samples = text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'));
+  return [...samples].reduce((sum, m) => sum + Number(m[1]), 0);
 }
 
 /** Milliseconds until the server closes `socket`, which the caller keeps busy or idle. */

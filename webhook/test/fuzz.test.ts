@@ -19,6 +19,7 @@ import {
 import {
   HealthProber,
   judge,
+  metricValue,
   post,
   rawConnection,
   rssMiB,
@@ -50,13 +51,8 @@ afterAll(async () => {
   await target.stop();
 });
 
-async function internalErrors(): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${target.metricsPort}/metrics`)).text();
-  return [...text.matchAll(/^outrigger_webhook_internal_errors_total\{[^}]*\} (\S+)$/gm)].reduce(
-    (sum, m) => sum + Number(m[1]),
-    0,
-  );
-}
+const internalErrors = (): Promise<number> =>
+  metricValue(target, 'outrigger_webhook_internal_errors_total');
 
 async function expectOwed(c: FuzzCase): Promise<void> {
   const verdict = judge(c, await post(target, agent, c));

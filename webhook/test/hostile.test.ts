@@ -5,8 +5,16 @@ import type { Server } from 'node:https';
 import { connect, type TLSSocket } from 'node:tls';
 import { Agent } from 'node:https';
 import { SERVER_TIMEOUTS, startHttps } from '../src/server';
-import { realisticCase } from './fuzz-cases';
-import { judge, post, rawConnection, startFuzzTarget, type RunningWebhook } from './fuzz-harness';
+import { largeRealisticCase, realisticCase } from './fuzz-cases';
+import { waitFor } from './support';
+import {
+  judge,
+  metricValue,
+  post,
+  rawConnection,
+  startFuzzTarget,
+  type RunningWebhook,
+} from './fuzz-harness';
 import { makeServingCert } from '@outrigger/testkit';
 
 jest.setTimeout(30_000);
@@ -88,9 +96,12 @@ describe('clients that hold the body budget or the connections', () => {
     await target.stop();
   });
 
-  /** A raw connection that declares `length` bytes of body and sends one. */
-  async function trickle(length: number): Promise<{ socket: TLSSocket; closed: Promise<string> }> {
-    const socket = await rawConnection(target);
+  /** A raw connection that declares `length` bytes of body and sends one; `from` its address. */
+  async function trickle(
+    length: number,
+    from?: string,
+  ): Promise<{ socket: TLSSocket; closed: Promise<string> }> {
+    const socket = await rawConnection(target, from);
     let data = '';
     socket.on('data', (b: Buffer) => (data += b.toString()));
     socket.on('error', () => undefined);
@@ -112,6 +123,23 @@ describe('clients that hold the body budget or the connections', () => {
     const answers = await Promise.all(large.slice(0, 2).map((l) => l.closed));
     for (const a of answers) expect(a).toMatch(/^HTTP\/1\.1 408/);
     large[2]?.socket.destroy();
+  }, 20_000);
+
+  it("answers another client's large review at once while one keeps the budget full", async () => {
+    // Six bodies declared at the limit from one client, one byte each: two hold the budget
+    // (14 of 16 MiB) for 2 s, four wait. A real review over 64 KiB from another address waited
+    // behind those four, 4.5 s, almost the API server's timeout.
+    const held = await Promise.all(
+      Array.from({ length: 6 }, () => trickle(7 * 1024 * 1024, '127.0.0.2')),
+    );
+    await waitFor(
+      async () => (await metricValue(target, 'outrigger_webhook_large_bodies_waiting')) === 4,
+    );
+    const review = largeRealisticCase('large-beside', 100 * 1024);
+    const started = Date.now();
+    expect(judge(review, await post(target, agent, review))).toBe(true);
+    expect(Date.now() - started).toBeLessThan(1500);
+    for (const h of held) h.socket.destroy();
   }, 20_000);
 
   it('keeps its connections under the cap: the oldest idle one makes room', async () => {

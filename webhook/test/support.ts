@@ -143,7 +143,7 @@ export function corpusPods(): { source: string; pod: PodLike }[] {
 }
 
 /** Waits, checking every 10 ms, until `condition` holds; throws after 5 s. */
-export async function waitFor(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !condition(); i++) await new Promise((r) => setTimeout(r, 10));
-  if (!condition()) throw new Error('timed out');
+export async function waitFor(condition: () => boolean | Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 500 && !(await condition()); i++) await new Promise((r) => setTimeout(r, 10));
+  if (!(await condition())) throw new Error('timed out');
 }
