@@ -65,6 +65,35 @@ export class Connections {
   }
 
   /**
+   * The connection closed at the cap to let `socket` in, or `socket` itself. It comes from the
+   * address with the most connections, the new one counted: so a client that opens connections
+   * at the cap cuts off its own, never those of an address with fewer (the API server's, say).
+   * From that address the oldest idle connection, else the oldest whose request is still
+   * arriving; one whose request is being answered is never cut off. When the new connection's
+   * own address has the most and none of them can go, the new one is refused. From one address
+   * alone that is: the oldest idle, else the oldest still arriving, else the new one.
+   */
+  private makingRoom(socket: TLSSocket): TLSSocket {
+    const count = new Map<string | undefined, number>();
+    for (const s of [...this.open, socket])
+      count.set(s.remoteAddress, (count.get(s.remoteAddress) ?? 0) + 1);
+    const weight = (s: TLSSocket): number => count.get(s.remoteAddress) ?? 0;
+    // Idle before still arriving before the new one; then the most connections; then the oldest.
+    let room = socket;
+    let best = { many: weight(socket), rank: 2 };
+    for (const s of this.open) {
+      const rank = !this.carriesRequest(s) ? 0 : this.stillArriving(s) ? 1 : undefined;
+      if (rank === undefined) continue;
+      const many = weight(s);
+      if (many > best.many || (many === best.many && rank < best.rank)) {
+        room = s;
+        best = { many, rank };
+      }
+    }
+    return room;
+  }
+
+  /**
    * Closes every connection that carries no request: the idle keep-alive ones, and those that
    * never carried one (the API server dials spares ahead of need; Node counts a connection
    * active until its first request, so closeIdleConnections() alone would leave them open).
@@ -75,15 +104,11 @@ export class Connections {
   }
 
   private opened(socket: TLSSocket): void {
-    // At the cap, the oldest idle connection makes room, else the oldest whose request is still
-    // arriving; with every connection answering a request, the new one is refused.
     if (this.open.size >= this.options.max) {
-      const open = [...this.open];
-      const room =
-        open.find((s) => !this.carriesRequest(s)) ?? open.find((s) => this.stillArriving(s));
-      (room ?? socket).destroy();
+      const room = this.makingRoom(socket);
+      room.destroy();
       this.options.onEvicted?.();
-      if (!room) return;
+      if (room === socket) return;
     }
     this.open.add(socket);
     socket.once('close', () => {

@@ -1,9 +1,11 @@
-// The connection cap of the admission server: at the cap the oldest connection that carries no
-// request makes room, else the oldest whose body has not all arrived; one whose request is being
-// answered is never cut off, and with every connection answering the new one is refused.
+// The connection cap of the admission server: at the cap the address with the most connections
+// makes room, with its oldest connection that carries no request, else its oldest whose body has
+// not all arrived; one whose request is being answered is never cut off, and when the new
+// connection's address has the most and none can go, the new one is refused.
 
 import type { Server as HttpsServer } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { connect as netConnect } from 'node:net';
 import { connect, type TLSSocket } from 'node:tls';
 import { makeServingCert } from '@outrigger/testkit';
 import { boundPort, startHttps } from '../src/server';
@@ -45,12 +47,18 @@ describe('the connection cap', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  /** A connection with its closing recorded; `path` posted on it, answered or held. */
-  async function connection(path?: string): Promise<{ socket: TLSSocket; closed: Promise<void> }> {
+  /**
+   * A connection with its closing recorded; `path` posted on it, answered or held; `from` its
+   * loopback address (127.0.0.1 by default).
+   */
+  async function connection(
+    path?: string,
+    from = '127.0.0.1',
+  ): Promise<{ socket: TLSSocket; closed: Promise<void> }> {
     const socket = await new Promise<TLSSocket>((resolve, reject) => {
-      const s = connect(
-        { host: '127.0.0.1', port, ca: [cert.caPem], servername: 'localhost' },
-        () => resolve(s),
+      const tcp = netConnect({ host: '127.0.0.1', port, localAddress: from });
+      const s = connect({ socket: tcp, ca: [cert.caPem], servername: 'localhost' }, () =>
+        resolve(s),
       );
       s.on('error', reject);
     });
@@ -72,6 +80,13 @@ describe('the connection cap', () => {
     for (let i = 0; i < 500 && (await count()) !== n; i++)
       await new Promise((r) => setTimeout(r, 10));
     expect(await count()).toBe(n);
+  }
+
+  /** Closes every connection and answers every held request: the cap starts empty. */
+  async function fresh(): Promise<void> {
+    for (const s of sockets.splice(0)) s.destroy();
+    for (const res of held.splice(0)) res.destroy();
+    await openConnections(0);
   }
 
   it('closes the idle connection, not the one whose request is in flight', async () => {
@@ -100,9 +115,7 @@ describe('the connection cap', () => {
   });
 
   it('with none idle, closes the oldest connection whose body has not all arrived', async () => {
-    for (const s of sockets.splice(0)) s.destroy();
-    for (const res of held.splice(0)) res.destroy();
-    await openConnections(0);
+    await fresh();
     const before = evicted;
     // Two clients that send their headers and part of a small body, then nothing: before, they
     // held the cap until Node's request timeout (30 s), and every new connection was refused.
@@ -121,9 +134,28 @@ describe('the connection cap', () => {
     expect(evicted).toBe(before + 1);
   });
 
+  it('makes room from the address that holds the most connections', async () => {
+    await fresh();
+    // The oldest idle connection is another address's: one client that opens connections
+    // at the cap cuts off its own, not the API server's.
+    const other = await connection('/answer', '127.0.0.1');
+    const mine = await connection('/answer', '127.0.0.2');
+    await connection('/answer', '127.0.0.2');
+    await mine.closed;
+    expect(other.socket.destroyed).toBe(false);
+  });
+
+  it('refuses a new connection from that address rather than cut off another one', async () => {
+    await fresh();
+    const other = await connection('/answer', '127.0.0.1');
+    await connection('/hold', '127.0.0.2');
+    const refused = await connection(undefined, '127.0.0.2');
+    await refused.closed;
+    expect(other.socket.destroyed).toBe(false);
+  });
+
   it('does not handle a request that came with a connection it refused', async () => {
-    for (const s of sockets.splice(0)) s.destroy();
-    await openConnections(0);
+    await fresh();
     const [a, b] = [await connection('/hold'), await connection('/hold')];
     // Its request is sent with the end of the handshake, as a client that does not wait does.
     const refused = connect({ host: '127.0.0.1', port, ca: [cert.caPem], servername: 'localhost' });
