@@ -3,15 +3,17 @@
 // process over its memory limit. A large request reserves its whole declared length before its
 // first byte is read, and waits, unread, until the shared budget has room: reading only part
 // of many bodies at once could fill the budget with requests that can never all finish. Each
-// client's requests wait in their order, and the client holding least is served first. Once
+// client's requests wait in their order, and the client holding least (with what it asks) is
+// served first. Once
 // granted, a large body must keep to a minimum rate from 2 s on, so a client that declares megabytes and
 // sends a byte at a time, or nothing, holds the budget for about 2 s, not for the whole request
 // timeout.
 // Small bodies (every real review) never wait: what they can hold is bounded by the number of
 // connections, so no large or slow client can keep them out; at that cap a connection whose body
-// is still arriving makes room for a new one (connections.ts).
+// is still arriving can make room for a new one (connections.ts).
 
 import type { IncomingMessage } from 'node:http';
+import { clientOf } from './client-address';
 
 export class BodyTooLargeError extends Error {
   constructor(readonly limit: number) {
@@ -40,11 +42,12 @@ const PROGRESS_CHECK_MS = 250;
 
 /**
  * The shared budget: bytes reserved by the requests being read or answered, and by whom (the
- * client's address). Each client's requests are granted in the order they asked; between
- * clients, the one holding least goes first. So a client that declares large bodies and stalls
- * holds up its own queue, not another's: the API server, which holds next to nothing of this
- * budget, is served at the next room however many requests that client keeps waiting. Requests
- * from one address (all of them, in a test on 127.0.0.1) are served first come, first served.
+ * client, client-address.ts). Each client's requests are granted in the order they asked;
+ * between clients, the one holding least, with what it asks, goes first. So a client that
+ * declares large bodies and stalls holds up its own queue, not another's: the API server, which
+ * holds next to nothing of this budget and asks for a real review's size, is served at the next
+ * room however many requests that client, or a few of them, keep waiting. Requests from one
+ * address (all of them, in a test on 127.0.0.1) are served first come, first served.
  */
 export class BodyBudget {
   private reserved = 0;
@@ -100,8 +103,10 @@ export class BodyBudget {
   }
 
   /**
-   * Grants the next request while it fits: the oldest of the client holding least (the oldest
-   * such request on a tie). One that does not fit waits for room, and the others behind it.
+   * Grants the next request while it fits: the oldest request of the client whose holding plus
+   * that request is least (the oldest such request on a tie), so a client asking for a little is
+   * not stuck behind one holding nothing that asks for megabytes. One that does not fit waits
+   * for room, and the others behind it: none waits for ever, as what is held drains.
    */
   private grantWaiting(): void {
     for (;;) {
@@ -119,11 +124,11 @@ export class BodyBudget {
     let best = -1;
     let least = Infinity;
     const seen = new Set<string>();
-    this.waiting.forEach(({ client }, i) => {
+    this.waiting.forEach(({ client, bytes }, i) => {
       if (seen.has(client)) return; // only each client's oldest
       seen.add(client);
-      const holds = this.held.get(client) ?? 0;
-      if (holds < least) [best, least] = [i, holds];
+      const weight = (this.held.get(client) ?? 0) + bytes;
+      if (weight < least) [best, least] = [i, weight];
     });
     return best;
   }
@@ -193,7 +198,7 @@ export async function readBody(
     return { bytes: await collected(req, limit, declared), release: nothingReserved };
   const reserved = declared ?? limit;
   // By address: the API server's connections share one, a client's share another.
-  const client = req.socket.remoteAddress ?? '';
+  const client = clientOf(req.socket.remoteAddress);
   req.pause();
   await waitForBudget(req, budget, reserved, client);
   let released = false;

@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { TLSSocket } from 'node:tls';
+import { clientOf } from './client-address';
 
 /**
  * The default cap: far above the API server's pool of connections to a webhook, and low enough
@@ -14,8 +15,8 @@ import type { TLSSocket } from 'node:tls';
 export const MAX_CONNECTIONS = 1000;
 
 export class Connections {
-  /** In the order they opened: the first idle one is the oldest. */
-  private readonly open = new Set<TLSSocket>();
+  /** In the order they opened, each with its client (client-address.ts). */
+  private readonly open = new Map<TLSSocket, string>();
   /**
    * Each connection's latest response: the connection carries a request until that response is
    * written. Kept without a listener per request, which cost 3 % of an admission's CPU time
@@ -64,27 +65,37 @@ export class Connections {
     return this.carriesRequest(socket) && this.latest.get(socket)?.req.complete === false;
   }
 
+  /** 0 for an idle connection, 1 for one whose request is still arriving; else it cannot go. */
+  private roomRank(socket: TLSSocket): number | undefined {
+    if (socket.destroyed) return undefined; // already closing: no room
+    if (!this.carriesRequest(socket)) return 0;
+    return this.stillArriving(socket) ? 1 : undefined;
+  }
+
   /**
    * The connection closed at the cap to let `socket` in, or `socket` itself. It comes from the
-   * address with the most connections, the new one counted: so a client that opens connections
-   * at the cap cuts off its own, never those of an address with fewer (the API server's, say).
-   * From that address the oldest idle connection, else the oldest whose request is still
-   * arriving; one whose request is being answered is never cut off. When the new connection's
-   * own address has the most and none of them can go, the new one is refused. From one address
-   * alone that is: the oldest idle, else the oldest still arriving, else the new one.
+   * client (client-address.ts) with the most connections that could go, idle or with a request
+   * still arriving, the new one counted for its own: so a client that opens connections at the
+   * cap cuts off its own, and clients spread over many addresses cannot get the API server's
+   * new connection refused while any of theirs could go. From that client the oldest idle
+   * connection, else the oldest whose request is still arriving; one whose request is being
+   * answered is never cut off, and with none that could go the new one is refused. From one
+   * address alone that is: the oldest idle, else the oldest still arriving, else the new one.
    */
-  private makingRoom(socket: TLSSocket): TLSSocket {
-    const count = new Map<string | undefined, number>();
-    for (const s of [...this.open, socket])
-      count.set(s.remoteAddress, (count.get(s.remoteAddress) ?? 0) + 1);
-    const weight = (s: TLSSocket): number => count.get(s.remoteAddress) ?? 0;
-    // Idle before still arriving before the new one; then the most connections; then the oldest.
-    let room = socket;
-    let best = { many: weight(socket), rank: 2 };
-    for (const s of this.open) {
-      const rank = !this.carriesRequest(s) ? 0 : this.stillArriving(s) ? 1 : undefined;
+  private makingRoom(socket: TLSSocket, client: string): TLSSocket {
+    const candidates: { s: TLSSocket; client: string; rank: number }[] = [];
+    const couldGo = new Map<string, number>([[client, 1]]);
+    for (const [s, c] of this.open) {
+      const rank = this.roomRank(s);
       if (rank === undefined) continue;
-      const many = weight(s);
+      candidates.push({ s, client: c, rank });
+      couldGo.set(c, (couldGo.get(c) ?? 0) + 1);
+    }
+    // The most that could go, then idle before still arriving before the new one, then the oldest.
+    let room = socket;
+    let best = { many: couldGo.get(client) ?? 0, rank: 2 };
+    for (const { s, client: c, rank } of candidates) {
+      const many = couldGo.get(c) ?? 0;
       if (many > best.many || (many === best.many && rank < best.rank)) {
         room = s;
         best = { many, rank };
@@ -100,17 +111,20 @@ export class Connections {
    */
   closeUnused(server: HttpsServer): void {
     server.closeIdleConnections();
-    for (const socket of this.open) if (socket.bytesRead === 0) socket.destroy();
+    for (const socket of this.open.keys()) if (socket.bytesRead === 0) socket.destroy();
   }
 
   private opened(socket: TLSSocket): void {
+    const client = clientOf(socket.remoteAddress);
     if (this.open.size >= this.options.max) {
-      const room = this.makingRoom(socket);
+      const room = this.makingRoom(socket, client);
       room.destroy();
       this.options.onEvicted?.();
       if (room === socket) return;
+      // Its 'close' comes later: counted until then, a burst of new ones would close more.
+      this.open.delete(room);
     }
-    this.open.add(socket);
+    this.open.set(socket, client);
     socket.once('close', () => {
       this.open.delete(socket);
       this.latest.delete(socket);

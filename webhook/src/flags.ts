@@ -142,7 +142,7 @@ export const USAGE = `Usage: outrigger-webhook [flags]   (each flag is also an e
   --system-namespace NAME         the namespace Outrigger runs in, never injected (default outrigger-system)
   --max-body-bytes N              larger request bodies get 413 (default 7 MiB)
   --max-body-bytes-in-flight N    large bodies (over 64 KiB) read at once; more wait (default 16 MiB)
-  --max-connections N             open connections; at the cap the address with the most makes room (default ${MAX_CONNECTIONS})
+  --max-connections N             open connections; at the cap the client with the most idle or stalled makes room (default ${MAX_CONNECTIONS})
   --shutdown-delay-seconds N      after SIGTERM, keep serving N seconds with /readyz failing (default 5)
   --log-level error|warn|info|debug`;
 

@@ -183,7 +183,7 @@ function pinnedCounter(registers: Registry[]): Counter<'rule'> {
 function connectionCounter(registers: Registry[]): Counter {
   return new Counter({
     name: 'outrigger_webhook_connections_closed_at_cap_total',
-    help: 'Connections closed because --max-connections were open: of the address with the most, the oldest idle one, else the oldest whose request was still arriving, else the new one.',
+    help: 'Connections closed because --max-connections were open: of the client with the most idle or still arriving, the oldest idle one, else the oldest still arriving; else the new one.',
     registers,
   });
 }

@@ -1,6 +1,6 @@
 // The shared body budget under any sequence of requests, releases and withdrawals from a few
 // clients: it never holds more than it has (but for one body larger than all of it, alone),
-// each client's requests are granted in the order asked, the client holding least goes first and
+// each client's requests are granted in the order asked, the client holding least (with what it asks) goes first and
 // nothing that could go next is left waiting, and once everything granted is given back every request still waiting gets in.
 
 import fc from 'fast-check';
@@ -33,13 +33,17 @@ interface Asked {
   cancel: () => void;
 }
 
-/** The request the budget's rule grants next: the client holding least, its oldest request. */
+/**
+ * The request the budget's rule grants next: the oldest request of the client whose holding plus
+ * that request is least (the oldest such on a tie).
+ */
 function nextInTurn(waiting: Asked[], held: Asked[]): Asked | undefined {
   const holds = (client: string): number =>
     held.filter((a) => a.client === client).reduce((sum, a) => sum + a.bytes, 0);
+  const weight = (a: Asked): number => holds(a.client) + a.bytes;
   const oldest = waiting.filter((a, i) => waiting.findIndex((b) => b.client === a.client) === i);
   return oldest.reduce<Asked | undefined>(
-    (best, a) => (best === undefined || holds(a.client) < holds(best.client) ? a : best),
+    (best, a) => (best === undefined || weight(a) < weight(best) ? a : best),
     undefined,
   );
 }

@@ -59,6 +59,16 @@ describe('BodyBudget', () => {
     expect(await settled(big.granted)).toBe(true);
   });
 
+  it('weighs what a client holds with what it asks: a small request is not stuck behind a large one', async () => {
+    const budget = new BodyBudget(160);
+    void budget.reserve(70, 'a').granted;
+    void budget.reserve(70, 'a').granted;
+    // Another client holding nothing asks for 70, which does not fit; then one asks for 1.
+    const large = budget.reserve(70, 'c');
+    expect(await settled(budget.reserve(1, 'api').granted)).toBe(true);
+    expect(await settled(large.granted)).toBe(false);
+  });
+
   it('lets a withdrawn request go, and the next one in', async () => {
     const budget = new BodyBudget(100);
     void budget.reserve(90).granted;

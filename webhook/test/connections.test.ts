@@ -1,7 +1,7 @@
 // The connection cap of the admission server: at the cap the address with the most connections
-// makes room, with its oldest connection that carries no request, else its oldest whose body has
-// not all arrived; one whose request is being answered is never cut off, and when the new
-// connection's address has the most and none can go, the new one is refused.
+// that could go makes room, with its oldest connection that carries no request, else its oldest
+// whose body has not all arrived; one whose request is being answered is never cut off, and
+// with none that could go the new one is refused.
 
 import type { Server as HttpsServer } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -134,7 +134,7 @@ describe('the connection cap', () => {
     expect(evicted).toBe(before + 1);
   });
 
-  it('makes room from the address that holds the most connections', async () => {
+  it('makes room from the address with the most connections that could go', async () => {
     await fresh();
     // The oldest idle connection is another address's: one client that opens connections
     // at the cap cuts off its own, not the API server's.
@@ -145,13 +145,18 @@ describe('the connection cap', () => {
     expect(other.socket.destroyed).toBe(false);
   });
 
-  it('refuses a new connection from that address rather than cut off another one', async () => {
+  it("lets in a busy address's new connection: another's stalled one makes room", async () => {
     await fresh();
-    const other = await connection('/answer', '127.0.0.1');
-    await connection('/hold', '127.0.0.2');
-    const refused = await connection(undefined, '127.0.0.2');
-    await refused.closed;
-    expect(other.socket.destroyed).toBe(false);
+    // The API server dials when all its connections are busy: clients spread over other
+    // addresses, each with fewer connections, must not get that new one refused.
+    const busy = await connection('/hold', '127.0.0.1');
+    const stalled = await connection(undefined, '127.0.0.2');
+    stalled.socket.write(`POST /answer HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"a":`);
+    await openConnections(2);
+    const dialled = await connection('/answer', '127.0.0.1');
+    await stalled.closed;
+    expect(busy.socket.destroyed).toBe(false);
+    expect(dialled.socket.destroyed).toBe(false);
   });
 
   it('does not handle a request that came with a connection it refused', async () => {
