@@ -37,6 +37,17 @@ export default tseslint.config(
       complexity: 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',
       '@typescript-eslint/no-unsafe-member-access': 'off',
+      // Jest's toMatchObject takes a bare RegExp for an object with no keys: it matches any
+      // value, so such an assertion can never fail.
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            "CallExpression[callee.property.name=/^(toMatchObject|objectContaining|toHaveBeenCalledWith|toContainEqual)$/] Literal[regex]:not(CallExpression[callee.property.name='stringMatching'] > Literal)",
+          message:
+            'A bare regular expression here matches anything: wrap it in expect.stringMatching().',
+        },
+      ],
     },
   },
 );

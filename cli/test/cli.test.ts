@@ -81,6 +81,13 @@ describe('outrigger inject', () => {
     expect(io.out).toBe('');
   });
 
+  it('exits 1 naming the file and document for an alias to no anchor, not with a stack trace', async () => {
+    const io = fakeIo({ 'a.yaml': `${POD}---\nkind: Pod\nmetadata:\n  name: *nope\n` });
+    expect(await run(['inject', '-f', 'a.yaml'], io)).toBe(1);
+    expect(io.err).toMatch(/^error: a\.yaml: document 2: .*alias.*\*nope/m);
+    expect(io.err).not.toMatch(/\n\s+at /);
+  });
+
   it('exits 1 for a missing file or an invalid configuration, 2 for bad usage', async () => {
     expect(await run(['inject', '-f', 'nope.yaml'], fakeIo({}))).toBe(1);
     const io = fakeIo({ 'p.yaml': POD, 'c.yaml': 'proxy:\n  uid: -1\n' });

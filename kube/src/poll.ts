@@ -33,7 +33,12 @@ export class FilePoller {
     const key = JSON.stringify(contents);
     if (key === this.last) return;
     this.last = key;
-    this.onChange(contents);
+    // A poll is not awaited on its interval: a throw here would end the process.
+    try {
+      this.onChange(contents);
+    } catch (err) {
+      this.onError(err instanceof Error ? err : new Error(String(err)));
+    }
   }
 
   stop(): void {

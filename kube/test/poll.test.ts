@@ -1,5 +1,5 @@
 // FilePoller: calls onChange once per new content (not on every poll), and onError when a
-// file cannot be read, then resumes once it can.
+// file cannot be read or its listener fails, then resumes.
 
 import { mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -42,6 +42,29 @@ describe('FilePoller', () => {
     ]);
     poller.stop();
     expect(errors).toEqual([]);
+  });
+
+  it('reports a failure of its listener to onError, and keeps polling', async () => {
+    // The listener's throw became a rejection of a poll nobody awaited, which ends the process.
+    const a = path.join(dir, 'a');
+    await writeFile(a, 'bad');
+    const errors: string[] = [];
+    const changes: string[][] = [];
+    const poller = new FilePoller(
+      [a],
+      (c) => {
+        if (c[0] === 'bad') throw new Error('refused');
+        changes.push(c);
+      },
+      (e) => errors.push(e.message),
+      60_000,
+    );
+    await poller.start();
+    expect(errors).toEqual(['refused']);
+    await writeFile(a, 'good');
+    await poller.poll();
+    expect(changes).toEqual([['good']]);
+    poller.stop();
   });
 
   it('calls onError while a file is missing and recovers when it is back', async () => {

@@ -1,7 +1,6 @@
 // The injector configuration: its types, its defaults, and a parser that validates a YAML
 // document and reports every error with its YAML path, line and what is allowed there.
 
-import { LineCounter, parseDocument, isNode } from 'yaml';
 import type { EnvVar } from './k8s';
 import { isRecord } from './k8s';
 import { LOG_LEVELS, OVERRIDE_NAMES, type LogLevel, type OverrideName } from './overrides-catalog';
@@ -339,47 +338,6 @@ function crossCheck(reader: Reader, config: Config | undefined): void {
 
 function toIssue(issue: SchemaIssue): ConfigIssue {
   return { path: formatPath(issue.path), message: issue.message };
-}
-
-/** Parses and validates a YAML configuration document; an empty document means all defaults. */
-export function parseConfig(text: string): ConfigResult {
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
-  if (doc.errors.length > 0) {
-    return {
-      ok: false,
-      errors: doc.errors.map((e) => ({
-        path: '.',
-        line: lineCounter.linePos(e.pos[0]).line,
-        message: `not valid YAML: ${e.message.split('\n')[0] ?? e.code}`,
-      })),
-    };
-  }
-  const result = readConfig(doc.toJS() ?? {});
-  if (result.ok) return result;
-  const errors = result.errors.map((e) => {
-    const node = doc.getIn(pathOf(e.path), true);
-    const offset = isNode(node) ? node.range?.[0] : undefined;
-    return offset === undefined ? e : { ...e, line: lineCounter.linePos(offset).line };
-  });
-  return { ok: false, errors };
-}
-
-/** Parses, or throws a ConfigError naming every problem. */
-export function mustParseConfig(text: string, source?: string): Config {
-  const result = parseConfig(text);
-  if (!result.ok) throw new ConfigError(result.errors, source);
-  return result.config;
-}
-
-function pathOf(formatted: string): (string | number)[] {
-  const out: (string | number)[] = [];
-  for (const m of formatted.matchAll(/\.([^.[\]]+)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]/g)) {
-    if (m[1] !== undefined) out.push(m[1]);
-    else if (m[2] !== undefined) out.push(Number(m[2]));
-    else out.push(JSON.parse(m[3] ?? '""') as string);
-  }
-  return out;
 }
 
 /** The configuration with every default, the same as an empty document. */

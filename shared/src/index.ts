@@ -6,6 +6,7 @@ export * from './shape';
 export * from './selector';
 export * from './windows';
 export * from './config';
+export * from './config-text';
 export * from './default-config';
 export * from './overrides-catalog';
 export * from './overrides';

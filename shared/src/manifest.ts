@@ -10,6 +10,7 @@ import { injectPod, type ConfigSnapshot } from './inject';
 import type { SkipReason } from './decide';
 import type { Owner } from './owner';
 import type { AddOperation } from './patch';
+import { valueOf, yamlMessage } from './safe-yaml';
 
 /** Where each kind keeps its pod template; a Pod is its own template. */
 export const TEMPLATE_PATHS: Readonly<Record<string, readonly string[]>> = {
@@ -74,8 +75,10 @@ export function injectManifest(text: string, options: ManifestOptions): Manifest
     const number = i + 1;
     const error = doc.errors[0];
     if (error)
-      throw new ManifestParseError(number, error.linePos?.[0].line, firstLine(error.message));
-    const value: unknown = doc.toJS();
+      throw new ManifestParseError(number, error.linePos?.[0].line, yamlMessage(error.message));
+    const read = valueOf(doc);
+    if ('problem' in read) throw new ManifestParseError(number, undefined, read.problem.message);
+    const value = read.value;
     if (value === null || value === undefined) return;
     const lines: ReportLine[] = [];
     const injected = injectValue(value, options, (r) => lines.push({ ...r, document: number }));
@@ -88,11 +91,6 @@ export function injectManifest(text: string, options: ManifestOptions): Manifest
     );
   });
   return { output: out.join('---\n'), report };
-}
-
-/** The parser's message without its trailing position and source excerpt. */
-function firstLine(message: string): string {
-  return (message.split('\n')[0] ?? message).replace(/ at line \d+, column \d+:?$/, '');
 }
 
 function ensureNewline(s: string): string {

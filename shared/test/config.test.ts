@@ -64,24 +64,81 @@ describe('configuration', () => {
     const result = parseConfig('proxy:\n  uid: 1\nrollout:\n  mode: auto\n  mode: manual\n');
     expect(result).toMatchObject({
       ok: false,
-      errors: [{ path: '.', line: 5, message: /not valid YAML: Map keys must be unique/ }],
+      errors: [
+        {
+          path: '.',
+          line: 5,
+          message: expect.stringMatching(/not valid YAML: Map keys must be unique/),
+        },
+      ],
+    });
+  });
+
+  it('refuses an alias to no anchor and an alias bomb as not valid YAML, never throwing', () => {
+    // Each of these threw out of parseConfig, and a webhook reloading its file ended.
+    expect(parseConfig('proxy:\n  args: [*nope]\n')).toMatchObject({
+      ok: false,
+      errors: [
+        { path: '.', message: expect.stringMatching(/not valid YAML: .*alias.*\*nope.*&nope/) },
+      ],
+    });
+    const bomb = [
+      'a: &a [x, x, x, x, x, x, x, x, x, x]',
+      'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]',
+      'c: [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b, *b]',
+    ].join('\n');
+    expect(parseConfig(bomb)).toMatchObject({
+      ok: false,
+      errors: [{ path: '.', message: expect.stringMatching(/not valid YAML: .*alias/i) }],
+    });
+    const deep = `proxy:\n  securityContext: ${'['.repeat(20_000)}${']'.repeat(20_000)}\n`;
+    expect(parseConfig(deep)).toMatchObject({ ok: false, errors: [{ path: '.' }] });
+  });
+
+  it('refuses a configuration over 128 KiB before parsing it, saying so', () => {
+    const keys = Array.from({ length: 9000 }, (_, i) => `    k${i}: ${i}`).join('\n');
+    const result = parseConfig(`proxy:\n  securityContext:\n${keys}\n`);
+    expect(result).toMatchObject({
+      ok: false,
+      errors: [
+        {
+          path: '.',
+          message: expect.stringMatching(/bytes; a configuration may have at most 131072/),
+        },
+      ],
+    });
+  });
+
+  it('finds a repeated key among thousands, with its line', () => {
+    const keys = Array.from({ length: 3000 }, (_, i) => `    k${i}: ${i}`);
+    keys.push('    k17: again');
+    const result = parseConfig(`proxy:\n  securityContext:\n${keys.join('\n')}\n`);
+    expect(result).toMatchObject({
+      ok: false,
+      errors: [
+        {
+          path: '.',
+          line: 3003,
+          message: expect.stringMatching(/Map keys must be unique; "k17" appears twice/),
+        },
+      ],
     });
   });
 
   it('rejects a document that is not a mapping, and cross-field conflicts', () => {
     expect(parseConfig('- a\n- b\n')).toMatchObject({
       ok: false,
-      errors: [{ path: '.', message: /must be a mapping/ }],
+      errors: [{ path: '.', message: expect.stringMatching(/must be a mapping/) }],
     });
     const clash = parseConfig('proxy:\n  name: same\ninit:\n  name: same\n  \n');
     expect(clash).toMatchObject({
       ok: false,
-      errors: [{ path: '.init.name', message: /must differ/ }],
+      errors: [{ path: '.init.name', message: expect.stringMatching(/must differ/) }],
     });
     const ports = parseConfig('proxy:\n  ports:\n    inbound: 4191\n');
     expect(ports).toMatchObject({
       ok: false,
-      errors: [{ path: '.proxy.ports', message: /three different ports/ }],
+      errors: [{ path: '.proxy.ports', message: expect.stringMatching(/three different ports/) }],
     });
   });
 

@@ -299,7 +299,7 @@ describe('selectors in the configuration', () => {
       errors: [
         {
           path: '.rollout.canary.namespaceSelector.matchLabels.env',
-          message: /must be a label value/,
+          message: expect.stringMatching(/must be a label value/),
         },
       ],
     });

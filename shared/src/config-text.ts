@@ -1,0 +1,68 @@
+// The configuration as text: a YAML document parsed, guarded (safe-yaml.ts) and validated
+// (config.ts), with each problem given the line it is on.
+
+import { LineCounter, parseDocument, isNode } from 'yaml';
+import { ConfigError, readConfig, type Config, type ConfigResult } from './config';
+import { repeatedKey, valueOf, yamlMessage } from './safe-yaml';
+
+/**
+ * The most a configuration may have. A real one is a few KiB; parsing YAML costs the event loop
+ * about 2 ms per KiB, so one of 1 MiB (what a ConfigMap holds) would stop the webhook for seconds.
+ */
+export const MAX_CONFIG_BYTES = 128 * 1024;
+
+/** Parses and validates a YAML configuration document; an empty document means all defaults. */
+export function parseConfig(text: string): ConfigResult {
+  const bytes = Buffer.byteLength(text);
+  if (bytes > MAX_CONFIG_BYTES)
+    return refused(
+      `${bytes} bytes; a configuration may have at most ${MAX_CONFIG_BYTES}: keep only the settings that differ from the defaults`,
+    );
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: false });
+  const lineOf = (offset: number | undefined): number | undefined =>
+    offset === undefined ? undefined : lineCounter.linePos(offset).line;
+  if (doc.errors.length > 0) {
+    return {
+      ok: false,
+      errors: doc.errors.map((e) => ({
+        path: '.',
+        line: lineOf(e.pos[0]),
+        message: `not valid YAML: ${yamlMessage(e.message)}`,
+      })),
+    };
+  }
+  const read = valueOf(doc);
+  const problem = repeatedKey(doc) ?? ('problem' in read ? read.problem : undefined);
+  if (problem) return refused(`not valid YAML: ${problem.message}`, lineOf(problem.offset));
+  const result = readConfig(('value' in read ? read.value : undefined) ?? {});
+  if (result.ok) return result;
+  const errors = result.errors.map((e) => {
+    const node = doc.getIn(pathOf(e.path), true);
+    const line = lineOf(isNode(node) ? node.range?.[0] : undefined);
+    return line === undefined ? e : { ...e, line };
+  });
+  return { ok: false, errors };
+}
+
+/** The document refused as a whole, for `message`, at `line` when that is known. */
+function refused(message: string, line?: number): ConfigResult {
+  return { ok: false, errors: [{ path: '.', message, ...(line === undefined ? {} : { line }) }] };
+}
+
+/** Parses, or throws a ConfigError naming every problem. */
+export function mustParseConfig(text: string, source?: string): Config {
+  const result = parseConfig(text);
+  if (!result.ok) throw new ConfigError(result.errors, source);
+  return result.config;
+}
+
+function pathOf(formatted: string): (string | number)[] {
+  const out: (string | number)[] = [];
+  for (const m of formatted.matchAll(/\.([^.[\]]+)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]/g)) {
+    if (m[1] !== undefined) out.push(m[1]);
+    else if (m[2] !== undefined) out.push(Number(m[2]));
+    else out.push(JSON.parse(m[3] ?? '""') as string);
+  }
+  return out;
+}
