@@ -9,6 +9,7 @@ import { maintenanceWindow, type MaintenanceWindow } from './windows';
 import {
   Reader,
   bool,
+  compareQuantities,
   describe,
   dnsLabel,
   IMAGE_REFERENCE,
@@ -334,6 +335,20 @@ function crossCheck(reader: Reader, config: Config | undefined): void {
       ['proxy', 'ports'],
       `inbound, outbound and admin must be three different ports; got ${inbound}, ${outbound}, ${admin}`,
     );
+  requestsWithinLimits(reader, 'proxy', config.proxy.resources);
+  requestsWithinLimits(reader, 'init', config.init.resources);
+}
+
+/** A container whose request is above its limit is refused by the API server, pod and all. */
+function requestsWithinLimits(reader: Reader, container: string, resources: Resources): void {
+  for (const [name, request] of Object.entries(resources.requests ?? {})) {
+    const limit = resources.limits?.[name];
+    if (limit === undefined || !(compareQuantities(request, limit) > 0)) continue;
+    reader.fail(
+      [container, 'resources', 'requests', name],
+      `must be at most the limit ${limit} (.${container}.resources.limits.${name}), or Kubernetes refuses every injected pod; got ${request}`,
+    );
+  }
 }
 
 function toIssue(issue: SchemaIssue): ConfigIssue {

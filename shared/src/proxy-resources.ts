@@ -3,7 +3,7 @@
 import type { Config } from './config';
 import { deepFreeze, type ResourceRequirements } from './k8s';
 import type { Overrides } from './overrides';
-import { quantityValue } from './schema';
+import { compareQuantities } from './schema';
 
 /** The overrides that change the proxy's resources. */
 const RESOURCE_OVERRIDES = [
@@ -47,7 +47,7 @@ function resourcesWith(config: Config, overrides: Overrides): ProxyResources {
     const limit = overrides[limitOverride];
     const r = request ?? requests[resource];
     const l = limit ?? limits[resource];
-    if (r !== undefined && l !== undefined && quantityValue(r) > quantityValue(l)) {
+    if (r !== undefined && l !== undefined && compareQuantities(r, l) > 0) {
       warnings.push(
         `${resource} request ${r} would exceed the limit ${l}; the proxy keeps the configured ${resource} resources (set both the request and the limit overrides)`,
       );

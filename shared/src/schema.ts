@@ -155,6 +155,58 @@ export function quantityValue(q: string): number {
   return number * (SUFFIX[suffix] ?? NaN);
 }
 
+/** Powers of ten of the decimal suffixes. */
+const DECIMAL_EXPONENT: Record<string, number> = {
+  n: -9,
+  u: -6,
+  m: -3,
+  '': 0,
+  k: 3,
+  M: 6,
+  G: 9,
+  T: 12,
+  P: 15,
+  E: 18,
+};
+
+/** Beyond this power of ten a quantity is compared by its approximate value. */
+const EXACT_EXPONENT = 100;
+
+/** The powers of ten and of two a quantity's suffix multiplies by. */
+function suffixPowers(suffix: string): { ten: number; two: number } {
+  if (/^[eE]/.test(suffix)) return { ten: Number(suffix.slice(1)), two: 0 };
+  const binary = /^([KMGTPE])i$/.exec(suffix)?.[1];
+  if (binary) return { ten: 0, two: 10 * ('KMGTPE'.indexOf(binary) + 1) };
+  return { ten: DECIMAL_EXPONENT[suffix] ?? 0, two: 0 };
+}
+
+/** A quantity as digits × 10^ten × 2^two, exactly; undefined if malformed or too far out. */
+function exactQuantity(q: string): { digits: bigint; ten: number; two: number } | undefined {
+  const m = /^\+?(\d*)(?:\.(\d*))?([eE][+-]?\d+|[KMGTPE]i|[numkMGTPE])?$/.exec(q);
+  if (!m || !QUANTITY.test(q)) return undefined;
+  const [, whole = '', fraction = '', suffix = ''] = m;
+  const powers = suffixPowers(suffix);
+  const ten = powers.ten - fraction.length;
+  if (Math.abs(ten) > EXACT_EXPONENT) return undefined;
+  return { digits: BigInt(`${whole}${fraction}` || '0'), ten, two: powers.two };
+}
+
+/**
+ * -1, 0 or 1 as quantity `a` is less than, equal to or more than `b`; NaN if either is malformed.
+ * Exact: in floating point 0.7 × 1000 is not 700, and 700m would exceed a limit of 0.7.
+ */
+export function compareQuantities(a: string, b: string): number {
+  const x = exactQuantity(a);
+  const y = exactQuantity(b);
+  if (!x || !y) return Math.sign(quantityValue(a) - quantityValue(b));
+  const ten = Math.min(x.ten, y.ten);
+  const two = Math.min(x.two, y.two);
+  const scaled = (q: { digits: bigint; ten: number; two: number }): bigint =>
+    q.digits * BigInt(10) ** BigInt(q.ten - ten) * BigInt(2) ** BigInt(q.two - two);
+  const [l, r] = [scaled(x), scaled(y)];
+  return l < r ? -1 : l > r ? 1 : 0;
+}
+
 export const quantity: Field<string> = (r, v, p) => {
   const s = typeof v === 'number' ? String(v) : v;
   if (typeof s === 'string' && QUANTITY.test(s)) return s;

@@ -95,6 +95,25 @@ describe('configuration', () => {
     expect(parseConfig(deep)).toMatchObject({ ok: false, errors: [{ path: '.' }] });
   });
 
+  it('refuses a request above its limit, which would make every injected pod invalid', () => {
+    const result = parseConfig(
+      [
+        'proxy:',
+        '  resources:',
+        '    requests: {memory: 512Mi, cpu: 100m}',
+        '    limits: {memory: 256Mi, cpu: "0.1"}',
+        'init:',
+        '  resources:',
+        '    requests: {cpu: "2"}',
+        '    limits: {cpu: 1500m}',
+      ].join('\n'),
+    );
+    expect(result.ok ? [] : result.errors.map(formatIssue)).toEqual([
+      '.proxy.resources.requests.memory (line 3): must be at most the limit 256Mi (.proxy.resources.limits.memory), or Kubernetes refuses every injected pod; got 512Mi',
+      '.init.resources.requests.cpu (line 7): must be at most the limit 1500m (.init.resources.limits.cpu), or Kubernetes refuses every injected pod; got 2',
+    ]);
+  });
+
   it('refuses a configuration over 128 KiB before parsing it, saying so', () => {
     const keys = Array.from({ length: 9000 }, (_, i) => `    k${i}: ${i}`).join('\n');
     const result = parseConfig(`proxy:\n  securityContext:\n${keys}\n`);

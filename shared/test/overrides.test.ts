@@ -1,4 +1,5 @@
 import {
+  compareQuantities,
   defaultConfig,
   mustParseConfig,
   proxyResources,
@@ -121,14 +122,42 @@ describe('resource overrides against limits', () => {
     // Kept once per configuration: shared, so frozen; the warnings are each caller's own.
     expect(proxyResources(config, { 'proxy-log-level': 'debug' }).resources).toBe(first.resources);
     expect(Object.isFrozen(first.resources.requests)).toBe(true);
-    const inverted = mustParseConfig(
-      'proxy:\n  resources:\n    requests: {memory: 1Gi}\n    limits: {memory: 256Mi}',
-    );
+    // A configuration refuses requests above limits (config.test.ts); made here without it.
+    const inverted = {
+      ...config,
+      proxy: {
+        ...config.proxy,
+        resources: { requests: { memory: '1Gi' }, limits: { memory: '256Mi' } },
+      },
+    };
     const warned = proxyResources(inverted, {});
     warned.warnings.push('changed by the caller');
     expect(proxyResources(inverted, {}).warnings).toEqual([
       'memory request 1Gi would exceed the limit 256Mi; the proxy keeps the configured memory resources (set both the request and the limit overrides)',
     ]);
+  });
+
+  it('compares quantities exactly, not in floating point', () => {
+    // 0.7 * 1000 is not 700 in floating point: the override 700m against a limit of 0.7 was
+    // dropped as exceeding it, and so were 564 of the 4,000 whole millicores from 1m to 4000m.
+    for (const [a, b] of [
+      ['700m', '0.7'],
+      ['2300m', '2.3'],
+      ['1001M', '1.001G'],
+      ['1.5Gi', '1536Mi'],
+      ['2e3', '2k'],
+    ] as const)
+      expect(compareQuantities(a, b)).toBe(0);
+    for (let m = 1; m <= 4000; m++) expect(compareQuantities(`${m}m`, String(m / 1000))).toBe(0);
+    expect(compareQuantities('1G', '1Gi')).toBe(-1);
+    expect(compareQuantities('101m', '0.1')).toBe(1);
+    expect(compareQuantities('1e300', '1')).toBe(1);
+    expect(compareQuantities('lots', '1')).toBeNaN();
+    const config = mustParseConfig('proxy:\n  resources:\n    limits: {cpu: "0.7"}');
+    expect(proxyResources(config, { 'proxy-cpu-request': '700m' })).toEqual({
+      resources: { requests: { cpu: '700m' }, limits: { cpu: '0.7' } },
+      warnings: [],
+    });
   });
 
   it('compares quantities by value', () => {
