@@ -19,8 +19,7 @@ import {
   REVISION,
   WEBHOOK_CONFIGURATION_NAME,
   WEBHOOK_SERVICE_ACCOUNT,
-  formatIssue,
-  parseConfig,
+  readConfigMap,
 } from '@outrigger/shared';
 import { apiErrorMessage, httpStatus } from '@outrigger/kube';
 import { clusterFlags, FLEET_FLAGS, loadKubeConfig, parseClusterArgs } from './cluster-flags';
@@ -53,10 +52,10 @@ const configValid: Check = async ({ kc, namespace, configMap }) => {
   const cm = await kc
     .makeApiClient(CoreV1Api)
     .readNamespacedConfigMap({ namespace, name: configMap });
-  const result = parseConfig(cm.data?.[CONFIG_MAP_KEY] ?? '');
-  if (!result.ok)
+  const reading = readConfigMap(cm, { namespace, name: configMap });
+  if (!('ok' in reading))
     return fail(
-      `ConfigMap ${namespace}/${configMap}: ${result.errors.map(formatIssue).join('; ')}`,
+      reading.message,
       `fix ${CONFIG_MAP_KEY} (npx outrigger config validate FILE lists every error); the components keep the last good configuration meanwhile`,
     );
   return pass(`ConfigMap ${namespace}/${configMap} is valid`);

@@ -4,7 +4,7 @@
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { CONFIG_MAP_NAME, SYSTEM_NAMESPACE } from '@outrigger/shared';
-import { UsageError } from './io';
+import { ClusterError, UsageError } from './io';
 
 export const FLEET_FLAGS = `Cluster flags: --kubeconfig FILE, --context NAME, --config-map NAMESPACE/NAME (default ${SYSTEM_NAMESPACE}/${CONFIG_MAP_NAME})`;
 
@@ -49,8 +49,14 @@ export function clusterFlags(values: {
 
 export function loadKubeConfig(flags: ClusterFlags): KubeConfig {
   const kc = new KubeConfig();
-  if (flags.kubeconfig) kc.loadFromFile(flags.kubeconfig);
-  else kc.loadFromDefault();
+  const where = `kubeconfig ${flags.kubeconfig ?? process.env.KUBECONFIG ?? '~/.kube/config'}`;
+  const fix = 'point --kubeconfig or KUBECONFIG at a working one (kubectl config view checks it)';
+  try {
+    if (flags.kubeconfig) kc.loadFromFile(flags.kubeconfig);
+    else kc.loadFromDefault();
+  } catch (err) {
+    throw new ClusterError(`${where}: ${firstLine(err)}; ${fix}`);
+  }
   if (flags.context) {
     if (!kc.getContextObject(flags.context))
       throw new UsageError(
@@ -58,5 +64,12 @@ export function loadKubeConfig(flags: ClusterFlags): KubeConfig {
       );
     kc.setCurrentContext(flags.context);
   }
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new ClusterError(`${where}: no current cluster; ${fix}`);
+  if (!cluster.server)
+    throw new ClusterError(`${where}: cluster ${cluster.name} has no server; ${fix}`);
   return kc;
 }
+
+const firstLine = (err: unknown): string =>
+  (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '';

@@ -9,16 +9,13 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import {
-  CONFIG_MAP_KEY,
   ESCAPED_POD_SELECTOR,
   RESUME,
   REVISION,
   STAMPED_KINDS,
-  configRevision,
-  formatIssue,
   formatTime,
   namespaceMeta,
-  parseConfig,
+  readConfigMap,
   restartPatch,
   type KubeObject,
   type NamespaceMeta,
@@ -57,14 +54,12 @@ function connect(values: Parameters<typeof clusterFlags>[0]): Cluster {
 
 async function readConfig(cluster: Cluster) {
   const cm = await cluster.core.readNamespacedConfigMap(cluster.configMap);
-  const result = parseConfig(cm.data?.[CONFIG_MAP_KEY] ?? '');
-  if (!result.ok)
-    throw new ClusterError(
-      `ConfigMap ${cluster.configMap.namespace}/${cluster.configMap.name} key ${CONFIG_MAP_KEY} is invalid: ${result.errors.map(formatIssue).join('; ')}`,
-    );
+  // Not the defaults for a missing key: that would restart owners to a revision nobody chose.
+  const reading = readConfigMap(cm, cluster.configMap);
+  if (!('ok' in reading)) throw new ClusterError(reading.message);
   return {
-    config: result.config,
-    revision: configRevision(result.config),
+    config: reading.config,
+    revision: reading.revision,
     annotations: cm.metadata?.annotations,
   };
 }

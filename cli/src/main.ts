@@ -58,6 +58,8 @@ function describeError(err: unknown): { message: string; exit: number } | undefi
   if (err instanceof UsageError) return { message: err.message, exit: 2 };
   if (err instanceof ConfigError || err instanceof ClusterError)
     return { message: err.message, exit: 1 };
+  const unreachable = fetchFailure(err);
+  if (unreachable) return unreachable;
   const code = (err as NodeJS.ErrnoException).code as unknown;
   const message = (err as Error).message;
   // The API server's refusal (client-node's ApiException carries the HTTP status as code).
@@ -69,6 +71,14 @@ function describeError(err: unknown): { message: string; exit: number } | undefi
   // Checked by code, not class: node's own errors come from another realm under test runners.
   if (code.startsWith('ERR_PARSE_ARGS')) return { message, exit: 2 };
   return undefined;
+}
+
+/** fetch's own failure, which carries the socket's error as its cause (a refused connection). */
+function fetchFailure(err: unknown): { message: string; exit: number } | undefined {
+  const cause = (err as { cause?: unknown }).cause;
+  if ((err as Error).message !== 'fetch failed' || cause === undefined) return undefined;
+  const detail = (cause as Error).message ?? JSON.stringify(cause);
+  return describeError(cause) ?? { message: `cannot reach the API server: ${detail}`, exit: 1 };
 }
 
 function reportError(err: unknown, io: Io): number {

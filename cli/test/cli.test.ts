@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
@@ -152,6 +154,60 @@ describe('the outrigger binary', () => {
         /document 2, line 36: All mapping items must start at the same column/,
       ),
     });
+  });
+});
+
+/** A port nothing listens on: one the kernel handed out and that was closed again. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('a kubeconfig that does not work', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'outrigger-cli-'));
+  const kubeconfig = (name: string, text: string): string => {
+    const file = join(dir, name);
+    writeFileSync(file, text);
+    return file;
+  };
+  const head = 'apiVersion: v1\nkind: Config\n';
+  const context =
+    'users: [{name: u, user: {token: abc}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n';
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it.each([
+    [
+      'does not parse',
+      'garbage',
+      'this: is: not: yaml: [',
+      /garbage\.yaml: .*; point --kubeconfig or KUBECONFIG/,
+    ],
+    ['has no current cluster', 'empty', head, /empty\.yaml: .*no current cluster/i],
+    [
+      'names a cluster without a server',
+      'noserver',
+      `${head}clusters: [{name: c, cluster: {}}]\n${context}`,
+      /noserver\.yaml: .*server/,
+    ],
+    [
+      'names a server that refuses connections',
+      'refused',
+      `${head}clusters: [{name: c, cluster: {server: "https://127.0.0.1:REFUSING_PORT", insecure-skip-tls-verify: true}}]\n${context}`,
+      /cannot reach the API server: .*ECONNREFUSED/,
+    ],
+  ])('%s: exits 1 with a message, not a stack trace', async (_what, name, text, message) => {
+    const file = kubeconfig(
+      `${name}.yaml`,
+      text.replace('REFUSING_PORT', String(await closedPort())),
+    );
+    const io = fakeIo({});
+    expect(await run(['status', '-n', 'shop', '--kubeconfig', file], io)).toBe(1);
+    expect(io.err).toMatch(/^error: /);
+    expect(io.err).toMatch(message);
+    expect(io.err).not.toMatch(/\n\s+at /);
   });
 });
 

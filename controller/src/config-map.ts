@@ -4,49 +4,17 @@
 
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import {
-  CONFIG_MAP_KEY,
   LAST_GOOD_REVISION,
   WAVE_STAGE,
-  configRevision,
-  formatIssue,
-  parseConfig,
+  readConfigMap,
   type Config,
+  type ConfigProblem,
 } from '@outrigger/shared';
 import type { ObjectRef } from '@outrigger/kube';
 
 export interface ConfigInForce {
   config: Config;
   revision: string;
-}
-
-/** Why the ConfigMap's current version is not in force; undefined when it is. */
-export type ConfigProblem =
-  | { reason: 'missing'; message: string }
-  | { reason: 'no-key'; message: string }
-  | { reason: 'invalid'; message: string; errors: string[] };
-
-export type ConfigReading = { ok: true; config: Config; revision: string } | ConfigProblem;
-
-/** Reads the configuration from the ConfigMap (pure). */
-export function readConfigMap(cm: V1ConfigMap | undefined, ref: ObjectRef): ConfigReading {
-  const where = `ConfigMap ${ref.namespace}/${ref.name}`;
-  if (!cm) return { reason: 'missing', message: `${where} does not exist; create it` };
-  const text = cm.data?.[CONFIG_MAP_KEY];
-  if (text === undefined)
-    return {
-      reason: 'no-key',
-      message: `${where} has no key ${CONFIG_MAP_KEY}; put the injector configuration there`,
-    };
-  const result = parseConfig(text);
-  if (!result.ok) {
-    const errors = result.errors.map(formatIssue);
-    return {
-      reason: 'invalid',
-      message: `${where} key ${CONFIG_MAP_KEY} is invalid; the last good configuration stays in force: ${errors.join('; ')}`,
-      errors,
-    };
-  }
-  return { ok: true, config: result.config, revision: configRevision(result.config) };
 }
 
 /**

@@ -15,7 +15,8 @@ import {
   defaultConfig,
 } from '@outrigger/shared';
 import { ObjectCache } from '../src/cache';
-import { ConfigHolder, readConfigMap } from '../src/config-map';
+import { readConfigMap } from '@outrigger/shared';
+import { ConfigHolder } from '../src/config-map';
 import { countPods, injectedPodSelector, podOwnerKey } from '../src/pods';
 
 const ns = (name: string, rv: string) => ({ metadata: { name, resourceVersion: rv } });

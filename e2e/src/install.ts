@@ -119,6 +119,24 @@ export class TestInstall {
     await apply(this.cluster, configMap);
   }
 
+  /**
+   * Replaces the ConfigMap's whole data, as an admin who misspells its key would write it (an
+   * apply would keep the keys other managers, the chart's, own).
+   */
+  async setConfigData(data: Record<string, string>): Promise<void> {
+    const ref = { name: CONFIG_MAP_NAME, namespace: this.system };
+    // The controller writes the ConfigMap's annotations too: a conflict is read again.
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.cluster.core.readNamespacedConfigMap(ref);
+      try {
+        await this.cluster.core.replaceNamespacedConfigMap({ ...ref, body: { ...current, data } });
+        return;
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== 409 || attempt >= 5) throw err;
+      }
+    }
+  }
+
   /** A merge patch of the ConfigMap's annotations (null removes one), as an admin would. */
   async annotateConfig(annotations: Record<string, string | null>): Promise<void> {
     await this.cluster.core.patchNamespacedConfigMap(

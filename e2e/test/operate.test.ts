@@ -9,6 +9,7 @@ import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import {
+  CONFIG_MAP_KEY,
   CONFIG_MAP_NAME,
   RESUME,
   REVISION,
@@ -193,6 +194,28 @@ describe('outrigger check', () => {
       expect(config?.hint).toContain('outrigger config validate');
     } finally {
       await install.setConfig(configYaml(0));
+    }
+  });
+});
+
+describe('a ConfigMap without the config.yaml key', () => {
+  it('is an error for status, restart and check, not the default configuration', async () => {
+    // Read as the defaults, it had restart move owners to a revision nobody chose.
+    await install.setConfigData({ 'config.yml': configYaml(0) });
+    try {
+      for (const args of [['status'], ['restart']]) {
+        const r = await outrigger(...args, '-n', ns);
+        expect(r.code).toBe(1);
+        expect(r.stderr).toContain('has no key config.yaml; put the injector configuration there');
+      }
+      const { code, lines } = await check();
+      expect(code).toBe(1);
+      expect(lines.find((l) => l.name === 'configuration valid')).toMatchObject({
+        ok: false,
+        detail: expect.stringContaining('has no key config.yaml'),
+      });
+    } finally {
+      await install.setConfigData({ [CONFIG_MAP_KEY]: configYaml(0) });
     }
   });
 });

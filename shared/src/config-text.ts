@@ -2,7 +2,9 @@
 // (config.ts), with each problem given the line it is on.
 
 import { LineCounter, parseDocument, isNode } from 'yaml';
-import { ConfigError, readConfig, type Config, type ConfigResult } from './config';
+import { ConfigError, formatIssue, readConfig, type Config, type ConfigResult } from './config';
+import { CONFIG_MAP_KEY } from './names';
+import { configRevision } from './revision';
 import { repeatedKey, valueOf, yamlMessage } from './safe-yaml';
 
 /**
@@ -65,4 +67,40 @@ function pathOf(formatted: string): (string | number)[] {
     else out.push(JSON.parse(m[3] ?? '""') as string);
   }
   return out;
+}
+
+/** Why the ConfigMap's current version is not in force; undefined when it is. */
+export type ConfigProblem =
+  | { reason: 'missing'; message: string }
+  | { reason: 'no-key'; message: string }
+  | { reason: 'invalid'; message: string; errors: string[] };
+
+export type ConfigReading = { ok: true; config: Config; revision: string } | ConfigProblem;
+
+/**
+ * Reads the configuration from the ConfigMap (pure): the controller, the webhook's
+ * ConfigMap source and the CLI read it alike, so none of them takes a missing key for defaults.
+ */
+export function readConfigMap(
+  cm: { data?: Record<string, string> } | undefined,
+  ref: { namespace: string; name: string },
+): ConfigReading {
+  const where = `ConfigMap ${ref.namespace}/${ref.name}`;
+  if (!cm) return { reason: 'missing', message: `${where} does not exist; create it` };
+  const text = cm.data?.[CONFIG_MAP_KEY];
+  if (text === undefined)
+    return {
+      reason: 'no-key',
+      message: `${where} has no key ${CONFIG_MAP_KEY}; put the injector configuration there`,
+    };
+  const result = parseConfig(text);
+  if (!result.ok) {
+    const errors = result.errors.map(formatIssue);
+    return {
+      reason: 'invalid',
+      message: `${where} key ${CONFIG_MAP_KEY} is invalid; the last good configuration stays in force: ${errors.join('; ')}`,
+      errors,
+    };
+  }
+  return { ok: true, config: result.config, revision: configRevision(result.config) };
 }
