@@ -61,14 +61,17 @@ const NAMES = [
   'config-map',
   'kubeconfig',
 ] as const;
-function positiveInt(flag: string, value: string, min: number): number {
+function positiveInt(flag: string, value: string, min: number, max?: number): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < min)
+  if (!Number.isSafeInteger(n) || n < min || (max !== undefined && n > max))
     throw new FlagError(
-      `--${flag} must be an integer of at least ${min}; got ${JSON.stringify(value)}`,
+      `--${flag} must be an integer ${max === undefined ? `of at least ${min}` : `from ${min} to ${max}`}; got ${JSON.stringify(value)}`,
     );
   return n;
 }
+
+/** An hour: the pod's termination grace period must cover the delay, and far less is usual. */
+const MAX_SHUTDOWN_DELAY_SECONDS = 3600;
 
 export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = {}): WebhookFlags {
   const v = readFlags(argv, env, { names: NAMES, defaults: DEFAULTS, usage: USAGE });
@@ -85,7 +88,12 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = {}): Webhook
       1024,
     ),
     maxConnections: positiveInt('max-connections', get('max-connections'), 1),
-    shutdownDelaySeconds: positiveInt('shutdown-delay-seconds', get('shutdown-delay-seconds'), 0),
+    shutdownDelaySeconds: positiveInt(
+      'shutdown-delay-seconds',
+      get('shutdown-delay-seconds'),
+      0,
+      MAX_SHUTDOWN_DELAY_SECONDS,
+    ),
     systemNamespace: get('system-namespace'),
     nativeSidecars: oneOf('native-sidecars', get('native-sidecars'), [
       'auto',
@@ -143,7 +151,7 @@ export const USAGE = `Usage: outrigger-webhook [flags]   (each flag is also an e
   --max-body-bytes N              larger request bodies get 413 (default 7 MiB)
   --max-body-bytes-in-flight N    large bodies (over 64 KiB) read at once; more wait (default 16 MiB)
   --max-connections N             open connections; at the cap the client with the most idle or stalled makes room (default ${MAX_CONNECTIONS})
-  --shutdown-delay-seconds N      after SIGTERM, keep serving N seconds with /readyz failing (default 5)
+  --shutdown-delay-seconds N      after SIGTERM, keep serving N seconds (at most 3600) with /readyz failing (default 5)
   --log-level error|warn|info|debug`;
 
 export { FlagError, type ObjectRef };

@@ -174,6 +174,11 @@ describe('flags', () => {
     [[...tls, '--config-map', 'nope'], /--config-map must be NAMESPACE\/NAME/],
     [[...tls, '--on-error', 'maybe'], /--on-error must be one of allow, deny/],
     [[...tls, '--frobnicate'], /Unknown option '--frobnicate'/],
+    // Past Node's longest timer (24.8 days) the delay became 1 ms: the webhook stopped at once.
+    [
+      [...tls, '--shutdown-delay-seconds', '3000000'],
+      /--shutdown-delay-seconds must be an integer from 0 to 3600/,
+    ],
   ])('%j is refused: %s', (argv, message) => {
     expect(() => parseFlags(argv)).toThrow(FlagError);
     expect(() => parseFlags(argv)).toThrow(message);
