@@ -43,7 +43,7 @@ export default tseslint.config(
         'error',
         {
           selector:
-            "CallExpression[callee.property.name=/^(toMatchObject|objectContaining|toHaveBeenCalledWith|toContainEqual)$/] Literal[regex]:not(CallExpression[callee.property.name='stringMatching'] > Literal)",
+            "CallExpression[callee.property.name=/^(toMatchObject|objectContaining|toHaveBeenCalledWith|toContainEqual)$/] Literal[regex]:not(CallExpression[callee.property.name='stringMatching'] Literal)",
           message:
             'A bare regular expression here matches anything: wrap it in expect.stringMatching().',
         },

@@ -5,7 +5,7 @@ import { LineCounter, parseDocument, isNode } from 'yaml';
 import { ConfigError, formatIssue, readConfig, type Config, type ConfigResult } from './config';
 import { CONFIG_MAP_KEY } from './names';
 import { configRevision } from './revision';
-import { repeatedKey, valueOf, yamlMessage } from './safe-yaml';
+import { repeatedKey, taggedValue, valueOf, yamlMessage } from './safe-yaml';
 
 /**
  * The most a configuration may have. A real one is a few KiB; parsing YAML costs the event loop
@@ -35,7 +35,7 @@ export function parseConfig(text: string): ConfigResult {
     };
   }
   const read = valueOf(doc);
-  const problem = repeatedKey(doc) ?? ('problem' in read ? read.problem : undefined);
+  const problem = repeatedKey(doc) ?? ('problem' in read ? read.problem : taggedValue(read.value));
   if (problem) return refused(`not valid YAML: ${problem.message}`, lineOf(problem.offset));
   const result = readConfig(('value' in read ? read.value : undefined) ?? {});
   if (result.ok) return result;

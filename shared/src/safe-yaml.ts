@@ -3,7 +3,7 @@
 // against alias bombs), and the parser's own duplicate-key check compares every key of a map
 // with every other: 40,000 keys (700 KB, a ConfigMap holds 1 MiB) took 22 s, with the event
 // loop stopped. Here both are answered as problems with the document, and repeated keys are
-// found in one pass.
+// found in one pass. A configuration also refuses tagged values that are not plain data.
 
 import { isMap, isScalar, visit, type Document } from 'yaml';
 
@@ -58,4 +58,35 @@ export function valueOf(doc: Document): { value: unknown } | { problem: YamlProb
   } catch (err) {
     return { problem: { message: yamlMessage(err instanceof Error ? err.message : String(err)) } };
   }
+}
+
+/**
+ * A value of the document that is not plain data: YAML's tags make a Buffer (!!binary), a Set or
+ * a Map, which a check for "a mapping" takes for one and JSON turns into something else.
+ */
+export function taggedValue(value: unknown): YamlProblem | undefined {
+  const path = notPlain(value, '');
+  if (path === undefined) return undefined;
+  return {
+    message: `${path || '.'} is a tagged value (!!binary, !!set, !!omap or another) that Kubernetes cannot take; write plain mappings, lists, strings and numbers`,
+  };
+}
+
+/** The path of the first value that is not plain data (a Buffer, Set, Map or Date). */
+function notPlain(value: unknown, path: string): string | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const found = notPlain(item, `${path}[${i}]`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (proto !== Object.prototype && proto !== null) return path;
+  for (const [key, item] of Object.entries(value)) {
+    const found = notPlain(item, `${path}.${key}`);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }

@@ -114,6 +114,29 @@ describe('configuration', () => {
     ]);
   });
 
+  it('refuses a tagged value that is not plain data, naming where it is', () => {
+    // A !!binary securityContext passed as a mapping and reached pods as {type: Buffer, ...}.
+    for (const [text, path] of [
+      ['proxy:\n  securityContext: !!binary aGVsbG8=\n', '.proxy.securityContext'],
+      ['proxy:\n  args: !!set {a, b}\n', '.proxy.args'],
+      [
+        'init:\n  securityContext:\n    capabilities: !!omap [{a: 1}]\n',
+        '.init.securityContext.capabilities',
+      ],
+    ] as const)
+      expect(parseConfig(text)).toMatchObject({
+        ok: false,
+        errors: [
+          {
+            path: '.',
+            message: expect.stringMatching(
+              new RegExp(`not valid YAML: ${path.replace(/\./g, '\\.')} is a tagged value`),
+            ),
+          },
+        ],
+      });
+  });
+
   it('refuses a configuration over 128 KiB before parsing it, saying so', () => {
     const keys = Array.from({ length: 9000 }, (_, i) => `    k${i}: ${i}`).join('\n');
     const result = parseConfig(`proxy:\n  securityContext:\n${keys}\n`);
