@@ -59,6 +59,11 @@ export class ConfigStore {
     // matter here (excludeNamespaces).
     const canonical = canonicalJson(result.config);
     if (canonical === this.canonical) return true;
+    if (this.snapshot && text.trim() === '')
+      this.logger.warn('configuration is empty: every setting takes its default', {
+        source,
+        previous: this.snapshot.revision,
+      });
     const next = makeSnapshot(result.config);
     this.canonical = canonical;
     this.snapshot = next;

@@ -5,6 +5,7 @@ import { defaultConfig, makeSnapshot } from '@outrigger/shared';
 import { admitPod, admitWorkload, type AdmissionState } from '../src/admit';
 import { ConfigStore, RevisionRefresher, type ConfigSource } from '../src/config-source';
 import { FlagError, parseFlags } from '../src/flags';
+import { jsonLogger } from '@outrigger/kube/without-api';
 import { silentLogger } from '../src/log';
 import { WebhookMetrics } from '../src/metrics';
 import { parseReview } from '../src/review';
@@ -193,6 +194,26 @@ describe('configuration store', () => {
     store.offer('excludeNamespaces: [payments]\n', 'test');
     expect(store.current?.revision).toBe(before?.revision);
     expect(store.current?.config.excludeNamespaces).toEqual(['payments']);
+  });
+
+  it('warns when an emptied configuration puts every default in force', () => {
+    // An empty document means the defaults, as documented; a file truncated by an editor, or a
+    // key emptied by mistake, dropped excludeNamespaces with an info line alone.
+    const lines: { level: string; message: string }[] = [];
+    const logger = jsonLogger({
+      level: 'info',
+      component: 'test',
+      write: (line) => void lines.push(JSON.parse(line) as { level: string; message: string }),
+    });
+    const store = new ConfigStore(logger, new WebhookMetrics(new Registry()));
+    store.offer('', 'test');
+    expect(lines.filter((l) => l.level === 'warn')).toEqual([]);
+    store.offer('excludeNamespaces: [payments]\n', 'test');
+    store.offer(' \n', 'test');
+    expect(store.current?.config.excludeNamespaces).toEqual([]);
+    expect(lines.filter((l) => l.level === 'warn').map((l) => l.message)).toEqual([
+      'configuration is empty: every setting takes its default',
+    ]);
   });
 });
 
