@@ -147,12 +147,20 @@ function certificateFlags(
     .filter((h) => h !== '');
   const seconds = (flag: string) =>
     parseNumber(flag, get(flag), { integer: true, max: 10 * 365 * 86_400 });
+  const caValiditySeconds = seconds('ca-validity-seconds');
+  const caGraceSeconds = seconds('ca-grace-seconds');
+  // A CA is renewed with a third of its life left, and the old one signs the served
+  // certificate until the grace has passed: that third must outlast the grace, with room.
+  if (caValiditySeconds < 4 * caGraceSeconds)
+    throw new FlagError(
+      `--ca-validity-seconds (${caValiditySeconds}) must be at least 4 times --ca-grace-seconds (${caGraceSeconds}): a CA is renewed with a third of its life left, and the old one must stay valid through the grace`,
+    );
   return {
     webhookConfiguration: get('webhook-configuration'),
     hosts: [`${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`, ...extra],
-    caValiditySeconds: seconds('ca-validity-seconds'),
+    caValiditySeconds,
     certValiditySeconds: seconds('cert-validity-seconds'),
-    caGraceSeconds: seconds('ca-grace-seconds'),
+    caGraceSeconds,
   };
 }
 

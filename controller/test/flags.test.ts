@@ -66,6 +66,12 @@ describe('parseFlags', () => {
     [['--write-qps', '0'], /--write-qps must be a number from 1 to 10000, such as --write-qps=20/],
     [['--write-burst', '1.5'], /--write-burst must be a whole number/],
     [['--webhook-ready-url', 'w:9090'], /--webhook-ready-url must be an http\(s\) URL/],
+    // Renewed with a third of its 100 s left, the old CA expired 20 s into the 120 s grace,
+    // with the serving certificate still signed by it: every admission failed until the move.
+    [
+      ['--webhook-certificates', 'self-managed', '--ca-validity-seconds', '100'],
+      /--ca-validity-seconds \(100\) must be at least 4 times --ca-grace-seconds \(120\)/,
+    ],
   ])('%j is refused with a message naming the flag', (argv, message) => {
     expect(() => parseFlags(argv)).toThrow(FlagError);
     expect(() => parseFlags(argv)).toThrow(message);
