@@ -14,6 +14,9 @@ import {
 import type { Logger } from './log';
 import type { WebhookMetrics } from './metrics';
 
+/** How often an unchanged reason for an unreadable configuration is logged again. */
+const UNREADABLE_LOG_EVERY_MS = 60_000;
+
 export class ConfigStore {
   private snapshot: ConfigSnapshot | undefined;
   private canonical: string | undefined;
@@ -48,7 +51,7 @@ export class ConfigStore {
     const result = parseConfig(text);
     if (!result.ok) {
       this.metrics.configReloadFailures.inc({ source });
-      this.logger.error('configuration refused; the last good one stays in force', {
+      this.logger.error(`configuration refused; ${this.keeping()}`, {
         source,
         errors: result.errors.map(formatIssue),
         revision: this.snapshot?.revision ?? null,
@@ -74,13 +77,25 @@ export class ConfigStore {
     return true;
   }
 
-  /** A source failed to produce any text at all (file missing, key missing). */
+  /** What stays in force after a refusal. */
+  private keeping(): string {
+    return this.snapshot ? 'the last good one stays in force' : 'none is in force yet';
+  }
+
+  private lastUnreadable = { message: '', atMs: -Infinity };
+
+  /**
+   * A source failed to produce any text at all (file missing, key missing). Counted each time;
+   * logged when the reason changes and once a minute while it stays (a file is read every
+   * second: a line each time buried everything else).
+   */
   unreadable(source: string, message: string): void {
     this.metrics.configReloadFailures.inc({ source });
-    this.logger.error('configuration unreadable; the last good one stays in force', {
-      source,
-      error: message,
-    });
+    const now = Date.now();
+    const last = this.lastUnreadable;
+    if (message === last.message && now - last.atMs < UNREADABLE_LOG_EVERY_MS) return;
+    this.lastUnreadable = { message, atMs: now };
+    this.logger.error(`configuration unreadable; ${this.keeping()}`, { source, error: message });
   }
 }
 

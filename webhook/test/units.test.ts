@@ -196,6 +196,27 @@ describe('configuration store', () => {
     expect(store.current?.config.excludeNamespaces).toEqual(['payments']);
   });
 
+  it('logs an unreadable configuration when its reason changes, and counts every time', async () => {
+    const lines: { message: string; error?: string }[] = [];
+    const logger = jsonLogger({
+      level: 'info',
+      component: 'test',
+      write: (line) => void lines.push(JSON.parse(line) as { message: string; error?: string }),
+    });
+    const metrics = new WebhookMetrics(new Registry());
+    const store = new ConfigStore(logger, metrics);
+    for (let i = 0; i < 5; i++) store.unreadable('file f', 'ENOENT f');
+    store.unreadable('file f', 'EACCES f');
+    expect(lines).toMatchObject([
+      { message: 'configuration unreadable; none is in force yet', error: 'ENOENT f' },
+      { message: 'configuration unreadable; none is in force yet', error: 'EACCES f' },
+    ]);
+    const counted = await metrics.registry.getSingleMetricAsString(
+      'outrigger_webhook_config_reload_failures_total',
+    );
+    expect(counted).toContain('outrigger_webhook_config_reload_failures_total{source="file f"} 6');
+  });
+
   it('warns when an emptied configuration puts every default in force', () => {
     // An empty document means the defaults, as documented; a file truncated by an editor, or a
     // key emptied by mistake, dropped excludeNamespaces with an info line alone.
