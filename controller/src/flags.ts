@@ -4,6 +4,7 @@
 import {
   FlagError,
   envName,
+  namingTheVariable,
   oneOf,
   parseAddress,
   parseRef,
@@ -102,6 +103,10 @@ function rawValues(argv: string[], env: NodeJS.ProcessEnv): Record<string, strin
 }
 
 export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = {}): ControllerFlags {
+  return namingTheVariable(argv, env, () => flagValues(argv, env));
+}
+
+function flagValues(argv: string[], env: NodeJS.ProcessEnv): ControllerFlags {
   const v = rawValues(argv, env);
   const get = (f: string): string => v[f] ?? '';
   const namespace = get('namespace');

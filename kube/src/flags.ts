@@ -56,6 +56,27 @@ export function oneOf<T extends string>(flag: string, value: string, allowed: re
   );
 }
 
+/**
+ * Runs `parse`; a FlagError about a flag whose value came from its environment variable names
+ * that variable too, as the user set the variable and may never have typed the flag.
+ */
+export function namingTheVariable<T>(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  parse: () => T,
+): T {
+  try {
+    return parse();
+  } catch (err) {
+    const flag = err instanceof FlagError ? /^--([a-z0-9-]+)/.exec(err.message)?.[1] : undefined;
+    const typed = argv.some((a) => a === `--${flag}` || a.startsWith(`--${flag}=`));
+    if (!flag || typed || env[envName(flag)] === undefined) throw err;
+    throw new FlagError(
+      (err as Error).message.replace(`--${flag}`, `--${flag} (set by ${envName(flag)})`),
+    );
+  }
+}
+
 export interface FlagSpec {
   /** Every flag name, without the dashes. */
   names: readonly string[];

@@ -4,6 +4,7 @@
 import {
   FlagError,
   envName,
+  namingTheVariable,
   oneOf,
   parseAddress,
   parseRef,
@@ -74,6 +75,10 @@ function positiveInt(flag: string, value: string, min: number, max?: number): nu
 const MAX_SHUTDOWN_DELAY_SECONDS = 3600;
 
 export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = {}): WebhookFlags {
+  return namingTheVariable(argv, env, () => flagValues(argv, env));
+}
+
+function flagValues(argv: string[], env: NodeJS.ProcessEnv): WebhookFlags {
   const v = readFlags(argv, env, { names: NAMES, defaults: DEFAULTS, usage: USAGE });
   const get = (f: string): string => v[f] ?? '';
   const flags: WebhookFlags = {

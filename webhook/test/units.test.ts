@@ -169,6 +169,12 @@ describe('flags', () => {
     ).toBe('allow');
   });
 
+  it('names the environment variable a bad value came from', () => {
+    expect(() => parseFlags(tls, { OUTRIGGER_MAX_BODY_BYTES: '7MiB' })).toThrow(
+      '--max-body-bytes (set by OUTRIGGER_MAX_BODY_BYTES) must be an integer',
+    );
+  });
+
   it.each([
     [['--listen', ':8443'], /HTTPS only/],
     [[...tls, '--tls-secret', 'a/b'], /not both/],
