@@ -5,7 +5,7 @@ import { LineCounter, parseDocument, isNode } from 'yaml';
 import { ConfigError, formatIssue, readConfig, type Config, type ConfigResult } from './config';
 import { CONFIG_MAP_KEY } from './names';
 import { configRevision } from './revision';
-import { repeatedKey, taggedValue, valueOf, yamlMessage } from './safe-yaml';
+import { notPlainData, repeatedKey, tooDeep, valueOf, yamlMessage } from './safe-yaml';
 
 /**
  * The most a configuration may have. A real one is a few KiB; parsing YAML costs the event loop
@@ -20,6 +20,8 @@ export function parseConfig(text: string): ConfigResult {
     return refused(
       `${bytes} bytes; a configuration may have at most ${MAX_CONFIG_BYTES}: keep only the settings that differ from the defaults`,
     );
+  const deep = tooDeep(text);
+  if (deep) return refused(`not valid YAML: ${deep.message}`);
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: false });
   const lineOf = (offset: number | undefined): number | undefined =>
@@ -35,7 +37,7 @@ export function parseConfig(text: string): ConfigResult {
     };
   }
   const read = valueOf(doc);
-  const problem = repeatedKey(doc) ?? ('problem' in read ? read.problem : taggedValue(read.value));
+  const problem = repeatedKey(doc) ?? ('problem' in read ? read.problem : notPlainData(read.value));
   if (problem) return refused(`not valid YAML: ${problem.message}`, lineOf(problem.offset));
   const result = readConfig(('value' in read ? read.value : undefined) ?? {});
   if (result.ok) return result;

@@ -303,7 +303,8 @@ export function formatIssue(issue: ConfigIssue): string {
 export function readConfig(value: unknown): ConfigResult {
   const r = new Reader();
   const config = configSchema(r, value, []);
-  crossCheck(r, config);
+  // Across fields only once each field read well: a section that failed is partly missing.
+  if (r.issues.length === 0) crossCheck(r, config);
   if (r.issues.length > 0 || !config) return { ok: false, errors: r.issues.map(toIssue) };
   return { ok: true, config: withDerivedDefaults(config) };
 }

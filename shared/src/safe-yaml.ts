@@ -62,31 +62,81 @@ export function valueOf(doc: Document): { value: unknown } | { problem: YamlProb
 
 /**
  * A value of the document that is not plain data: YAML's tags make a Buffer (!!binary), a Set or
- * a Map, which a check for "a mapping" takes for one and JSON turns into something else.
+ * a Map, which a check for "a mapping" takes for one and JSON turns into something else; and an
+ * alias inside its own anchor makes a cycle, which every walk of the value would follow for ever.
  */
-export function taggedValue(value: unknown): YamlProblem | undefined {
-  const path = notPlain(value, '');
-  if (path === undefined) return undefined;
+export function notPlainData(value: unknown): YamlProblem | undefined {
+  const found = notPlain(value, '', new Set());
+  if (!found) return undefined;
+  const where = found.path || '.';
   return {
-    message: `${path || '.'} is a tagged value (!!binary, !!set, !!omap or another) that Kubernetes cannot take; write plain mappings, lists, strings and numbers`,
+    message: found.cycle
+      ? `${where} refers to itself through an alias inside its own anchor; write the value out`
+      : `${where} is a tagged value (!!binary, !!set, !!omap or another) that Kubernetes cannot take; write plain mappings, lists, strings and numbers`,
   };
 }
 
-/** The path of the first value that is not plain data (a Buffer, Set, Map or Date). */
-function notPlain(value: unknown, path: string): string | undefined {
+type Found = { path: string; cycle: boolean } | undefined;
+
+/** The first value under `value` that is not plain data, or that contains itself. */
+function notPlain(value: unknown, path: string, within: Set<object>): Found {
   if (value === null || typeof value !== 'object') return undefined;
-  if (Array.isArray(value)) {
-    for (const [i, item] of value.entries()) {
-      const found = notPlain(item, `${path}[${i}]`);
-      if (found !== undefined) return found;
-    }
-    return undefined;
-  }
+  if (within.has(value)) return { path, cycle: true };
   const proto = Object.getPrototypeOf(value) as unknown;
-  if (proto !== Object.prototype && proto !== null) return path;
-  for (const [key, item] of Object.entries(value)) {
-    const found = notPlain(item, `${path}.${key}`);
-    if (found !== undefined) return found;
+  if (!Array.isArray(value) && proto !== Object.prototype && proto !== null)
+    return { path, cycle: false };
+  within.add(value);
+  const entries = Array.isArray(value)
+    ? value.map((item, i) => [`${path}[${i}]`, item] as const)
+    : Object.entries(value).map(([key, item]) => [`${path}.${key}`, item] as const);
+  let found: Found;
+  for (const [at, item] of entries) if ((found = notPlain(item, at, within))) break;
+  within.delete(value);
+  return found;
+}
+
+/** Deeper than this, flow collections ([...], {...}) are refused before they are parsed. */
+const MAX_FLOW_DEPTH = 64;
+
+/**
+ * Whether the text nests flow collections deeper than any configuration needs: the parser
+ * recurses once per level, and thousands of them (a few KB of brackets) cost it a second and
+ * its stack. Brackets inside quoted scalars and comments are skipped.
+ */
+export function tooDeep(text: string): YamlProblem | undefined {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const skipTo = skipped(text, i);
+    if (skipTo !== undefined) i = skipTo;
+    else depth += NESTING[text[i] ?? ''] ?? 0;
+    if (depth > MAX_FLOW_DEPTH)
+      return { message: `nested more than ${MAX_FLOW_DEPTH} deep; flatten the lists and maps` };
   }
   return undefined;
 }
+
+const NESTING: Record<string, number> = { '[': 1, '{': 1, ']': -1, '}': -1 };
+
+/** Where a quoted scalar or a comment starting at `i` ends; undefined if none starts there. */
+function skipped(text: string, i: number): number | undefined {
+  const c = text[i];
+  const before = i === 0 ? ' ' : (text[i - 1] ?? ' ');
+  if ((c === '"' || c === "'") && /[\s[{,:]/.test(before)) return quoteEnd(text, i);
+  if (c === '#' && /\s/.test(before)) return lineEnd(text, i);
+  return undefined;
+}
+
+/** Where the quoted scalar opening at `from` closes (a backslash escapes in double quotes). */
+function quoteEnd(text: string, from: number): number {
+  const quote = text[from];
+  for (let i = from + 1; i < text.length; i++) {
+    if (text[i] === '\\' && quote === '"') i++;
+    else if (text[i] === quote) return i;
+  }
+  return text.length;
+}
+
+const lineEnd = (text: string, from: number): number => {
+  const end = text.indexOf('\n', from);
+  return end === -1 ? text.length : end;
+};

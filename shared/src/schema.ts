@@ -151,9 +151,12 @@ export function quantityValue(q: string): number {
   if (!m) return NaN;
   const number = Number(m[1]);
   const suffix = m[2] ?? '';
-  if (/^[eE]/.test(suffix)) return number * 10 ** Number(suffix.slice(1));
+  if (EXPONENT.test(suffix)) return number * 10 ** Number(suffix.slice(1));
   return number * (SUFFIX[suffix] ?? NaN);
 }
+
+/** A suffix that is an exponent (1e3, 1E-3), not E for exa (10^18) or Ei (2^60). */
+const EXPONENT = /^[eE][+-]?\d/;
 
 /** Powers of ten of the decimal suffixes. */
 const DECIMAL_EXPONENT: Record<string, number> = {
@@ -174,7 +177,7 @@ const EXACT_EXPONENT = 100;
 
 /** The powers of ten and of two a quantity's suffix multiplies by. */
 function suffixPowers(suffix: string): { ten: number; two: number } {
-  if (/^[eE]/.test(suffix)) return { ten: Number(suffix.slice(1)), two: 0 };
+  if (EXPONENT.test(suffix)) return { ten: Number(suffix.slice(1)), two: 0 };
   const binary = /^([KMGTPE])i$/.exec(suffix)?.[1];
   if (binary) return { ten: 0, two: 10 * ('KMGTPE'.indexOf(binary) + 1) };
   return { ten: DECIMAL_EXPONENT[suffix] ?? 0, two: 0 };

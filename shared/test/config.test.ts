@@ -137,6 +137,30 @@ describe('configuration', () => {
       });
   });
 
+  it('answers every malformed section with errors, never a throw', () => {
+    // Checks across fields read sections that had failed to read, and a self-referencing
+    // anchor made a cycle that the check for tagged values followed for ever.
+    for (const text of [
+      'proxy: 1\n',
+      'init: []\n',
+      'proxy: {ports: 1}\n',
+      'proxy:\n  resources: 1\n',
+      'init:\n  resources: []\n',
+      'a: &x [ *x ]\n',
+      '&x { a: *x }\n',
+      'proxy:\n  securityContext: &x {a: *x}\n',
+      `proxy:\n  args: ${'['.repeat(3000)}${']'.repeat(3000)}\n`,
+    ])
+      expect(parseConfig(text)).toMatchObject({ ok: false });
+    // Brackets inside a quoted string are not nesting.
+    expect(parseConfig(`proxy:\n  args: ["${'['.repeat(100)}", '{{']\n`)).toMatchObject({
+      ok: true,
+    });
+    expect(parseConfig('proxy:\n  securityContext: &x {a: *x}\n')).toMatchObject({
+      errors: [{ message: expect.stringMatching(/refers to itself/) }],
+    });
+  });
+
   it('refuses a configuration over 128 KiB before parsing it, saying so', () => {
     const keys = Array.from({ length: 9000 }, (_, i) => `    k${i}: ${i}`).join('\n');
     const result = parseConfig(`proxy:\n  securityContext:\n${keys}\n`);

@@ -150,6 +150,12 @@ describe('resource overrides against limits', () => {
       expect(compareQuantities(a, b)).toBe(0);
     for (let m = 1; m <= 4000; m++) expect(compareQuantities(`${m}m`, String(m / 1000))).toBe(0);
     expect(compareQuantities('1G', '1Gi')).toBe(-1);
+    // E is exa (10^18) and Ei 2^60, not an exponent: 1Ei threw, 2E was read as 2.
+    expect(compareQuantities('1Ei', '1024Pi')).toBe(0);
+    expect(compareQuantities('2E', '1Gi')).toBe(1);
+    expect(compareQuantities('1E3', '1k')).toBe(0);
+    expect(quantityValue('1Ei')).toBe(2 ** 60);
+    expect(quantityValue('2E')).toBe(2e18);
     expect(compareQuantities('101m', '0.1')).toBe(1);
     expect(compareQuantities('1e300', '1')).toBe(1);
     expect(compareQuantities('lots', '1')).toBeNaN();

@@ -60,6 +60,7 @@ export class ConfigStore {
     }
     // Compare whole configurations, not revisions: the revision leaves out settings that still
     // matter here (excludeNamespaces).
+    this.lastUnreadable = { message: '', atMs: -Infinity }; // read again: a new failure is news
     const canonical = canonicalJson(result.config);
     if (canonical === this.canonical) return true;
     if (this.snapshot && text.trim() === '')
