@@ -15,6 +15,18 @@ export const MAX_CONFIG_BYTES = 128 * 1024;
 
 /** Parses and validates a YAML configuration document; an empty document means all defaults. */
 export function parseConfig(text: string): ConfigResult {
+  // Never a throw: the webhook and the controller read configurations in watch handlers, where
+  // a throw restarts the watch, which reads the same version and throws again, unlogged.
+  try {
+    return parsed(text);
+  } catch (err) {
+    return refused(
+      `could not be read (${err instanceof Error ? err.message : String(err)}); this is a fault in Outrigger: report it with the document, and fix or revert the edit meanwhile`,
+    );
+  }
+}
+
+function parsed(text: string): ConfigResult {
   const bytes = Buffer.byteLength(text);
   if (bytes > MAX_CONFIG_BYTES)
     return refused(
