@@ -4,10 +4,9 @@
 // first byte is read, and waits, unread, until the shared budget has room: reading only part
 // of many bodies at once could fill the budget with requests that can never all finish. Each
 // client's requests wait in their order, and the client holding least (with what it asks) is
-// served first. Once
-// granted, a large body must keep to a minimum rate from 2 s on, so a client that declares megabytes and
-// sends a byte at a time, or nothing, holds the budget for about 2 s, not for the whole request
-// timeout.
+// served first. Once granted, a large body must keep to a minimum rate from 2 s on, so a client
+// that declares megabytes and sends a byte at a time, or nothing, holds the budget for about
+// 2 s, not for the whole request timeout.
 // Small bodies (every real review) never wait: what they can hold is bounded by the number of
 // connections, so no large or slow client can keep them out; at that cap a connection whose body
 // is still arriving can make room for a new one (connections.ts).
