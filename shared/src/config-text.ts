@@ -92,8 +92,9 @@ export type ConfigProblem =
 export type ConfigReading = { ok: true; config: Config; revision: string } | ConfigProblem;
 
 /**
- * Reads the configuration from the ConfigMap (pure): the controller, the webhook's
- * ConfigMap source and the CLI read it alike, so none of them takes a missing key for defaults.
+ * Reads the configuration from the ConfigMap (pure): the controller and the CLI read it alike,
+ * so neither takes a missing key for the defaults (the webhook's ConfigMap source refuses a
+ * missing key too, in config-map-source.ts).
  */
 export function readConfigMap(
   cm: { data?: Record<string, string> } | undefined,

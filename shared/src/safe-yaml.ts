@@ -3,7 +3,8 @@
 // against alias bombs), and the parser's own duplicate-key check compares every key of a map
 // with every other: 40,000 keys (700 KB, a ConfigMap holds 1 MiB) took 22 s, with the event
 // loop stopped. Here both are answered as problems with the document, and repeated keys are
-// found in one pass. A configuration also refuses tagged values that are not plain data.
+// found in one pass; flow nesting too deep for the parser is refused before it starts. A
+// configuration also refuses tagged values that are not plain data, and aliases that make cycles.
 
 import { isMap, isScalar, visit, type Document } from 'yaml';
 
