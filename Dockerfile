@@ -21,7 +21,7 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.base.json ./
 COPY shared/ shared/
 COPY kube/ kube/
-# The tests' kit (its tests are ignored): the webhook's project references it.
+# The tests' kit (its tests are ignored): the webhook's and the CLI's projects reference it.
 COPY testkit/ testkit/
 COPY webhook/ webhook/
 COPY controller/ controller/

@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { DEFAULT_CONFIG_YAML } from '@outrigger/shared';
+import { freePort } from '@outrigger/testkit';
 import { run } from '../src/main';
 import type { Io } from '../src/io';
 
@@ -157,15 +157,6 @@ describe('the outrigger binary', () => {
   });
 });
 
-/** A port nothing listens on: one the kernel handed out and that was closed again. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 describe('a kubeconfig that does not work', () => {
   const dir = mkdtempSync(join(tmpdir(), 'outrigger-cli-'));
   const kubeconfig = (name: string, text: string): string => {
@@ -201,7 +192,7 @@ describe('a kubeconfig that does not work', () => {
   ])('%s: exits 1 with a message, not a stack trace', async (_what, name, text, message) => {
     const file = kubeconfig(
       `${name}.yaml`,
-      text.replace('REFUSING_PORT', String(await closedPort())),
+      text.replace('REFUSING_PORT', String(await freePort())),
     );
     const io = fakeIo({});
     expect(await run(['status', '-n', 'shop', '--kubeconfig', file], io)).toBe(1);

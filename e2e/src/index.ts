@@ -22,7 +22,7 @@ export * from './metrics';
 export * from './namespace';
 export * from './paths';
 export * from './pod-stream';
-export * from './port';
+export { freePort } from '@outrigger/testkit';
 export * from './proc-fs';
 export * from './process';
 export * from './refusals';

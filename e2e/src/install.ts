@@ -19,13 +19,13 @@ import {
   TLS_SECRET_NAME,
   WEBHOOK_SERVICE_ACCOUNT,
 } from '@outrigger/shared';
+import { freePort } from '@outrigger/testkit';
 import { apply, remove } from './apply';
 import { MERGE_PATCH, type Cluster } from './cluster';
 import { webhookHost } from './environment';
 import { createNamespace, deleteNamespace } from './namespace';
 import { RUN_LABEL, rbacManifests, webhookConfiguration } from './run-manifests';
 import { repoRoot } from './paths';
-import { freePort } from './port';
 import { startProcess, type ManagedProcess } from './process';
 import { writeServiceAccountKubeConfig } from './service-account';
 import { makeServingCert, type ServingCert } from './tls';
