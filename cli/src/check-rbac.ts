@@ -50,6 +50,13 @@ const RIGHTS: {
   },
   {
     account: CONTROLLER_SERVICE_ACCOUNT,
+    verb: 'delete',
+    group: '',
+    resource: 'pods',
+    scope: 'cluster',
+  },
+  {
+    account: CONTROLLER_SERVICE_ACCOUNT,
     verb: 'create',
     group: '',
     resource: 'events',

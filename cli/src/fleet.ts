@@ -4,6 +4,7 @@
 
 import {
   ESCAPED_POD_SELECTOR,
+  RESTARTED_AT,
   REVISION,
   SKIPPED,
   STAMPED,
@@ -15,6 +16,7 @@ import {
   formatTime,
   isStampedKind,
   ownerKey,
+  parseTime,
   planWave,
   readStamp,
   readWave,
@@ -99,6 +101,7 @@ function tallyPods(
   pods: readonly PodLike[],
   revision: string,
   names: { proxy: string; init?: string },
+  restartedAt: (key: string) => number | undefined,
 ): Map<string, PodTally> {
   const out = new Map<string, PodTally>();
   for (const pod of pods) {
@@ -115,7 +118,7 @@ function tallyPods(
       t.injected += 1;
       t.running[runs] = (t.running[runs] ?? 0) + 1;
       if (runs !== revision) t.outdated += 1;
-      else t.atRevision = countRevisionPod(t.atRevision, pod, names);
+      else t.atRevision = countRevisionPod(t.atRevision, pod, names, restartedAt(key));
     }
     if (isEscaped(labels)) t.escaped += 1;
     out.set(key, t);
@@ -125,7 +128,23 @@ function tallyPods(
 
 export function fleetStatus(input: FleetInput): FleetStatus {
   const namespaces = new Map(input.namespaces.map((n) => [n.name, n]));
-  const tallies = tallyPods(input.pods, input.revision, injectedContainerNames(input.config));
+  // The gate counts the proxy's restarts since the wave restarted the owner only.
+  const restarts = new Map(
+    input.workloads.map(({ kind, object }) => [
+      ownerKey({
+        namespace: object.metadata?.namespace ?? '',
+        kind,
+        name: object.metadata?.name ?? '',
+      }),
+      parseTime(object.metadata?.annotations?.[RESTARTED_AT]),
+    ]),
+  );
+  const tallies = tallyPods(
+    input.pods,
+    input.revision,
+    injectedContainerNames(input.config),
+    (key) => restarts.get(key),
+  );
   const owners = input.workloads.flatMap(({ kind, object }) => {
     const workload = asWorkload(object, kind);
     const namespace = namespaces.get(object.metadata?.namespace ?? '');

@@ -35,7 +35,8 @@ import { OwnerIndex, type PodSet } from './owner-index';
 import { NO_POD_WATCH, PodSelection, type InjectedPodWatch } from './injected-pods';
 import { probeReady } from './webhook-probe';
 import { TerminalError, WorkQueue, WriteLimiter, type ReconcileEvent, type Result } from './queue';
-import { WAVE_KEY, WaveStep, type OwnerBackoff, type WaveView } from './wave-step';
+import type { OwnerBackoff } from './owner-backoff';
+import { WAVE_KEY, WaveStep, type WaveView } from './wave-step';
 
 /** The global write limit: a first start over thousands of namespaces must not flood the API. */
 export const WRITE_LIMIT = { ratePerSecond: 20, burst: 50 };

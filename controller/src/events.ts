@@ -24,6 +24,8 @@ export const EVENT_REASONS = [
   'WaveStage',
   'WaveComplete',
   'WaveWaiting',
+  'ForcedRollback',
+  'StuckAfterRollback',
 ] as const;
 export type EventReason = (typeof EVENT_REASONS)[number];
 

@@ -22,6 +22,7 @@ export class ControllerMetrics {
   readonly waveStage: Gauge<'stage'>;
   readonly gateFailures: Counter<'reason'>;
   readonly rollbacks: Counter;
+  readonly forcedRollbackDeletions: Counter;
   readonly historyWrites: Counter<'outcome'>;
 
   constructor(
@@ -37,6 +38,7 @@ export class ControllerMetrics {
       stage: this.waveStage,
       gateFailures: this.gateFailures,
       rollbacks: this.rollbacks,
+      forcedRollbackDeletions: this.forcedRollbackDeletions,
       historyWrites: this.historyWrites,
     } = this.waveMetrics(registers));
     this.reconciles = new Counter({
@@ -156,6 +158,11 @@ export class ControllerMetrics {
       rollbacks: new Counter({
         name: 'outrigger_controller_rollbacks_total',
         help: 'Owners rolled back to the last good revision after their wave failed its gate.',
+        registers,
+      }),
+      forcedRollbackDeletions: new Counter({
+        name: 'outrigger_controller_forced_rollback_deletions_total',
+        help: 'Pods deleted to finish a StatefulSet rollback: not Ready on the failed revision, which OrderedReady never replaces.',
         registers,
       }),
       historyWrites: new Counter({

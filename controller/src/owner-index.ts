@@ -10,7 +10,9 @@ import type { V1Namespace, V1Pod } from '@kubernetes/client-node';
 import type { WatchDelta } from '@outrigger/kube';
 import {
   OWNER_STATES,
+  RESTARTED_AT,
   assessOwner,
+  parseTime,
   injectedContainerNames,
   ownerKey,
   quietness,
@@ -262,6 +264,7 @@ export class OwnerIndex {
         { escaped: this.pods.escaped.of(key), injected: this.pods.injected.of(key) },
         config.revision,
         names,
+        parseTime(workload.metadata?.annotations?.[RESTARTED_AT]),
       ).get(key) ?? noPods();
     const assessment = assessOwner({
       workload,

@@ -49,12 +49,14 @@ type Counted = 'escaped' | 'outdated' | 'injected';
 
 /**
  * Counts per owner key from the two watched sets (pure), and the health of the pods at the
- * revision when the injected set holds them. Pods being deleted do not count.
+ * revision when the injected set holds them. Pods being deleted do not count. `sinceMs` is when
+ * the wave last restarted the owner: the gate counts the proxy's restarts since then only.
  */
 export function countPods(
   pods: PodSets,
   revision: string,
   names: { proxy: string; init?: string } = { proxy: 'outrigger-proxy' },
+  sinceMs?: number,
 ): Map<string, PodCounts> {
   const counts = new Map<string, PodCounts>();
   const entry = (key: string): PodCounts => {
@@ -76,7 +78,7 @@ export function countPods(
     if (pod.metadata?.labels?.[REVISION] !== revision) bump(key, 'outdated');
     else {
       const c = entry(key);
-      c.atRevision = countRevisionPod(c.atRevision, pod as PodLike, names);
+      c.atRevision = countRevisionPod(c.atRevision, pod as PodLike, names, sinceMs);
     }
   }
   return counts;

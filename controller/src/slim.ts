@@ -53,6 +53,7 @@ function identity<R extends object>(meta: Meta | undefined, rest: R) {
 const SPEC_FIELDS = [
   'replicas',
   'paused',
+  'podManagementPolicy',
   'strategy',
   'updateStrategy',
   'minReadySeconds',
@@ -101,7 +102,13 @@ function containerStatus(raw: unknown): Record<string, unknown> {
     state:
       isRecord(s.state) && isRecord(s.state.waiting) ? { waiting: s.state.waiting } : undefined,
     lastState: isRecord(last.terminated)
-      ? { terminated: { reason: last.terminated.reason, exitCode: last.terminated.exitCode } }
+      ? {
+          terminated: {
+            reason: last.terminated.reason,
+            exitCode: last.terminated.exitCode,
+            finishedAt: last.terminated.finishedAt,
+          },
+        }
       : undefined,
   });
 }

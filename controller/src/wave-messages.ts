@@ -1,7 +1,13 @@
 // What a wave step says about the owners it acts on: the reason and message of each restart's
 // Event, and which report entries are worth an Event of their own.
 
-import type { Config, ReportReason, RestartOrder, WaveReportEntry } from '@outrigger/shared';
+import type {
+  Config,
+  PodDeletion,
+  ReportReason,
+  RestartOrder,
+  WaveReportEntry,
+} from '@outrigger/shared';
 
 /** The Event reason of a restart, by its kind. */
 export const RESTART_EVENT = {
@@ -37,9 +43,24 @@ const SKIP_REASONS: ReadonlySet<ReportReason> = new Set<ReportReason>([
 export function reportEvent(
   entry: WaveReportEntry,
   config: Config,
-): { type: 'Normal' | 'Warning'; reason: 'RestartSkipped' | 'HealDidNotHelp' } | undefined {
+):
+  | {
+      type: 'Normal' | 'Warning';
+      reason: 'RestartSkipped' | 'HealDidNotHelp' | 'StuckAfterRollback';
+    }
+  | undefined {
   if (config.rollout.mode === 'dry-run') return undefined;
   if (SKIP_REASONS.has(entry.reason)) return { type: 'Normal', reason: 'RestartSkipped' };
   if (entry.reason === 'heal-did-not-help') return { type: 'Warning', reason: 'HealDidNotHelp' };
+  // With forceRollback on, the deletion has an Event of its own (FORCED_ROLLBACK_EVENT).
+  if (entry.reason === 'forced-rollback' && !config.rollout.forceRollback)
+    return { type: 'Warning', reason: 'StuckAfterRollback' };
   return undefined;
+}
+
+/** The Event of a pod a forced rollback deleted, on its StatefulSet. */
+export const FORCED_ROLLBACK_EVENT = 'ForcedRollback';
+
+export function forcedRollbackMessage(deletion: PodDeletion, to: string): string {
+  return `deleted pod ${deletion.pod.name} to finish the rollback: ${deletion.detail}; the StatefulSet recreates it on ${to}`;
 }

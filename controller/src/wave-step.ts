@@ -39,6 +39,13 @@ import {
 } from '@outrigger/shared';
 import type { Result } from './queue';
 import { slimWorkload } from './slim';
+import { deleteStuckPod, type ForcedRollbackDeps } from './forced-rollback';
+import {
+  MIN_RECHECK_MS,
+  OWNER_BACKOFF_BASE_MS,
+  OWNER_BACKOFF_CAP_MS,
+  type OwnerBackoff,
+} from './owner-backoff';
 import { RESTART_EVENT, reportEvent, restartMessage } from './wave-messages';
 import { WaveRecord, withResourceVersion } from './wave-record';
 import type { Workload } from '@outrigger/shared';
@@ -82,28 +89,6 @@ export interface WaveDeps {
   onJudging: (judging: boolean) => void;
 }
 
-/**
- * An owner whose writes the API server refused `count` times in a row. Until `untilMs` it is
- * left out of the wave; after that it is an ordinary candidate again, and the count is kept
- * only so that its next refusal waits twice as long. A success, or the owner leaving the
- * caches, forgets it.
- */
-export interface OwnerBackoff {
-  count: number;
-  untilMs: number;
-}
-
-/**
- * The shortest wait a wave step asks for, and the wait before planning again after a refusal or
- * a conflict (by then the watch has usually caught up with the write that conflicted). A step
- * that cannot make progress waits for an event (a watch) or a timer of at least this, so no
- * result of a step, whatever the clock or the caches say, can make the wave run back to back.
- */
-export const MIN_RECHECK_MS = 1000;
-/** Back-off of an owner whose patch the API server refused: 5 s doubling to 5 minutes. */
-export const OWNER_BACKOFF_BASE_MS = 5000;
-export const OWNER_BACKOFF_CAP_MS = 5 * 60_000;
-
 function refOfWorkload(workload: Workload): OwnerRef {
   return {
     namespace: workload.metadata?.namespace ?? '',
@@ -124,6 +109,15 @@ export class WaveStep {
     private readonly view: WaveView,
     private readonly config: ConfigInForce,
   ) {}
+
+  /** A forced rollback's delete writes the step's own way. */
+  private get forcing(): ForcedRollbackDeps {
+    return {
+      ...this.deps,
+      write: (what, call) => this.write(what, call),
+      patchWorkload: (workload, body) => this.patchWorkload(workload, body),
+    };
+  }
 
   async run(): Promise<Result> {
     const { deps, view, config } = this;
@@ -165,10 +159,13 @@ export class WaveStep {
       const key = ownerKey(e.owner);
       if (restarting.has(key)) this.details.set(key, e.detail);
       if (e.reason === 'window-closed') windowClosed = true;
-      if (e.gate !== undefined) judging = true;
+      // A forced rollback reads the pods at the failed revision, which is the current one.
+      if (e.gate !== undefined || e.reason === 'forced-rollback') judging = true;
       if ((dryRun && e.action === 'restart') || reportEvent(e, this.config.config)) report.push(e);
     }
     // A new object with the plan's fields and the cut report: the plan's own report dies here.
+    // A rollback still rolling may need a forced rollback, which reads the pods it left: widen.
+    if (plan.stage === 'rolling-back') judging = true;
     return { ...plan, report, windowClosed, judging };
   }
 
@@ -225,6 +222,10 @@ export class WaveStep {
     for (const owner of plan.complete) await this.writeOwner(owner, nowMs, (w) => this.complete(w));
     for (const order of plan.restart)
       await this.writeOwner(order.owner, nowMs, (w) => this.restart(order, w, nowMs));
+    for (const deletion of plan.deletePods)
+      await this.writeOwner(deletion.owner, nowMs, (w) =>
+        deleteStuckPod(this.forcing, deletion, w, nowMs),
+      );
     await this.report(plan.report);
   }
 

@@ -77,8 +77,9 @@ export class KubeApi {
     return this.send<T>('PATCH', path, { body, query, contentType: PATCH_TYPES[type] });
   }
 
-  delete<T>(path: string, query?: Query): Promise<T> {
-    return this.send<T>('DELETE', path, { query });
+  /** A delete; `body` is its DeleteOptions (preconditions, propagation), when any. */
+  delete<T>(path: string, query?: Query, body?: unknown): Promise<T> {
+    return this.send<T>('DELETE', path, { query, body });
   }
 
   private url(path: string, query: Query = {}): URL {

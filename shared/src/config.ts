@@ -105,6 +105,11 @@ export interface RolloutConfig {
   healBackoffSeconds: number;
   /** What a failed health gate does beyond stopping the wave. */
   onFailure: FailureAction;
+  /**
+   * After a rollback, delete a StatefulSet's pods left not Ready on the failed revision, which
+   * its controller (OrderedReady) never replaces by itself; off, an Event names them instead.
+   */
+  forceRollback: boolean;
   canary: CanaryConfig;
   /** How many accepted configurations the revision history keeps, the current one included. */
   history: number;
@@ -238,6 +243,7 @@ const rolloutSchema = struct<RolloutConfig>({
   healEscapedPods: { read: bool, default: true },
   healBackoffSeconds: { read: int(1, 86400), default: 300 },
   onFailure: { read: oneOf(FAILURE_ACTIONS), default: 'rollback' },
+  forceRollback: { read: bool, default: true },
   canary: {
     read: struct<CanaryConfig>({
       count: { read: int(0, 1000), default: 1 },

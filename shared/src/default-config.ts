@@ -103,6 +103,7 @@ rollout:
   healEscapedPods: true         # restart owners of pods that escaped injection
   healBackoffSeconds: 300
   onFailure: rollback           # a failed health gate also rolls the restarted owners back (or: stop)
+  forceRollback: true           # then delete a StatefulSet's pods stuck not Ready on the failed revision
   canary:                       # the first owners of a wave, which must pass the gate before the rest
     count: 1                    # 0 skips the canary stage
     soakSeconds: 120            # how long the canaries must stay healthy

@@ -5,6 +5,7 @@
 import type { Config } from './config';
 import { isRecord, type PodLike } from './k8s';
 import type { RolloutStatus } from './rollout-status';
+import { parseTime } from './time';
 
 export const GATE_STATES = ['pending', 'passed', 'failed'] as const;
 export type GateState = (typeof GATE_STATES)[number];
@@ -32,23 +33,35 @@ export interface ProxyTrouble {
   message: string;
 }
 
+/** A pod that is not Ready, as much of it as a delete with preconditions needs. */
+export interface UnreadyPod {
+  name: string;
+  uid: string | undefined;
+  resourceVersion: string | undefined;
+}
+
 /** The pods of one owner at the wave's revision. */
 export interface RevisionPods {
   total: number;
   ready: number;
   /** The first proxy in trouble, if any. */
   trouble: ProxyTrouble | undefined;
+  /** The pods that are not Ready (few: a forced rollback reads them, forced-rollback.ts). */
+  unready: readonly UnreadyPod[];
 }
 
 interface ContainerStatus {
   name: string;
   restartCount: number;
   waiting?: { reason?: string; message?: string };
-  terminated?: { reason?: string; exitCode?: number };
+  terminated?: { reason?: string; exitCode?: number; finishedAtMs?: number };
 }
 
 const rec = (v: unknown): Record<string, unknown> => (isRecord(v) ? v : {});
 const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+/** A time as the API server's JSON has it, or as a client that revived it as a Date. */
+const timeOf = (v: unknown): number | undefined =>
+  v instanceof Date ? v.getTime() : parseTime(text(v));
 
 function statusesOf(pod: PodLike): ContainerStatus[] {
   const status = rec(pod.status);
@@ -69,6 +82,7 @@ function statusesOf(pod: PodLike): ContainerStatus[] {
           ? {
               reason: text(last.reason),
               exitCode: typeof last.exitCode === 'number' ? last.exitCode : undefined,
+              finishedAtMs: timeOf(last.finishedAt),
             }
           : undefined,
     };
@@ -85,22 +99,30 @@ function lastExit(status: ContainerStatus): string {
 /**
  * The trouble of the containers injection adds (the proxy, and the init container that sets up
  * redirection) in one pod, if either has any; the application's own containers are not judged.
+ * With `sinceMs` (the wave's restart of the owner), a restart counts only when the container's
+ * last run ended at or after it: a pod older than the restart whose proxy restarted once last
+ * week is no evidence against the new revision. A back-off now always counts.
  */
 export function proxyTrouble(
   pod: PodLike,
   proxyName: string,
   initName?: string,
+  sinceMs?: number,
 ): ProxyTrouble | undefined {
   const statuses = statusesOf(pod);
   for (const name of initName ? [proxyName, initName] : [proxyName]) {
     const s = statuses.find((c) => c.name === name);
-    const trouble = s && troubleOf(pod, s);
+    const trouble = s && troubleOf(pod, s, sinceMs);
     if (trouble) return trouble;
   }
   return undefined;
 }
 
-function troubleOf(pod: PodLike, status: ContainerStatus): ProxyTrouble | undefined {
+function troubleOf(
+  pod: PodLike,
+  status: ContainerStatus,
+  sinceMs: number | undefined,
+): ProxyTrouble | undefined {
   const base = {
     pod: pod.metadata?.name ?? '',
     container: status.name,
@@ -109,8 +131,15 @@ function troubleOf(pod: PodLike, status: ContainerStatus): ProxyTrouble | undefi
   const reason = status.waiting?.reason;
   if (reason !== undefined && BACKOFF_REASONS.includes(reason))
     return { ...base, reason, message: status.waiting?.message ?? lastExit(status) };
-  if (status.restartCount > 0) return { ...base, reason: 'Restarted', message: lastExit(status) };
+  if (status.restartCount > 0 && restartedSince(status, sinceMs))
+    return { ...base, reason: 'Restarted', message: lastExit(status) };
   return undefined;
+}
+
+/** Whether the container's last run ended at or after `sinceMs`; unknown counts as after. */
+function restartedSince(status: ContainerStatus, sinceMs: number | undefined): boolean {
+  const finishedAtMs = status.terminated?.finishedAtMs;
+  return sinceMs === undefined || finishedAtMs === undefined || finishedAtMs >= sinceMs;
 }
 
 export function isPodReady(pod: PodLike): boolean {
@@ -132,18 +161,30 @@ const ended = (pod: PodLike): boolean => {
   return phase === 'Failed' || phase === 'Succeeded';
 };
 
-/** The gate's view of an owner's pods at the revision, with one more pod counted. */
+/**
+ * The gate's view of an owner's pods at the revision, with one more pod counted. `sinceMs` is
+ * when the wave restarted the owner (see proxyTrouble).
+ */
 export function countRevisionPod(
   before: RevisionPods | undefined,
   pod: PodLike,
   names: { proxy: string; init?: string },
+  sinceMs?: number,
 ): RevisionPods {
-  const c = before ?? { total: 0, ready: 0, trouble: undefined };
+  const c = before ?? { total: 0, ready: 0, trouble: undefined, unready: [] };
   if (ended(pod)) return c;
+  const ready = isPodReady(pod);
+  const meta = pod.metadata ?? {};
   return {
     total: c.total + 1,
-    ready: c.ready + (isPodReady(pod) ? 1 : 0),
-    trouble: c.trouble ?? proxyTrouble(pod, names.proxy, names.init),
+    ready: c.ready + (ready ? 1 : 0),
+    trouble: c.trouble ?? proxyTrouble(pod, names.proxy, names.init, sinceMs),
+    unready: ready
+      ? c.unready
+      : [
+          ...c.unready,
+          { name: meta.name ?? '', uid: meta.uid, resourceVersion: text(meta.resourceVersion) },
+        ],
   };
 }
 

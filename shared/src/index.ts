@@ -22,6 +22,8 @@ export * from './manifest';
 export * from './rollout-status';
 export * from './time';
 export * from './gate';
+export * from './forced-rollback';
+export * from './forced-rollback-plan';
 export * from './wave-stage';
 export * from './owner-state';
 export { WEBHOOK_RECHECK_MS } from './wave-verdict';

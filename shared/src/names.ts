@@ -55,6 +55,11 @@ export const WAVE_STOPPED = `${PREFIX}/wave-stopped`;
 export const CANARY_REVISION = `${PREFIX}/canary-revision`;
 /** Workload annotation: the revision a rollback took the owner back from. */
 export const ROLLED_BACK_FROM = `${PREFIX}/rolled-back-from`;
+/**
+ * Workload annotation: `<revision> <pod>[,<pod>...] <time>`, the pods a forced rollback deleted
+ * because the rollback from that revision left them not Ready (forced-rollback.ts).
+ */
+export const FORCED_ROLLBACK = `${PREFIX}/forced-rollback`;
 /** ConfigMap annotation: `<revision> <stage> <since>`, the wave's progress past the canaries. */
 export const WAVE_STAGE = `${PREFIX}/wave-stage`;
 /** ConfigMap annotation: the last revision whose wave completed; a rollback returns to it. */

@@ -6,6 +6,12 @@
 import type { Config } from './config';
 import { decideOptIn } from './decide';
 import { formatTime, parseTime } from './time';
+import {
+  readForcedRecord,
+  stuckRollback,
+  type ForcedRecord,
+  type StuckRollback,
+} from './forced-rollback';
 import type { RevisionPods } from './gate';
 import type { Labels, NamespaceMeta } from './k8s';
 import { matchesSelector } from './selector';
@@ -146,6 +152,12 @@ export interface OwnerAssessment {
   revisionPods: RevisionPods | undefined;
   /** The pods the owner wants (replicas, or a DaemonSet's nodes). */
   desiredPods: number;
+  /** The template carries `outrigger.dev/auto-restart: disabled`: no restart of ours, a rollback neither. */
+  autoRestartDisabled: boolean;
+  /** A StatefulSet our rollback left with pods its controller will not replace. */
+  stuck: StuckRollback | undefined;
+  /** What a forced rollback of ours deleted, as recorded on the owner. */
+  forced: ForcedRecord | undefined;
 }
 
 function readRestart(meta: { annotations?: Labels; labels?: Labels }): RestartRecord | undefined {
@@ -265,15 +277,19 @@ function canaryEligible(input: OwnerInput): boolean {
   );
 }
 
+const autoRestartDisabled = (workload: Workload): boolean =>
+  templateOf(workload)?.metadata?.annotations?.[AUTO_RESTART] === DISABLED;
+
 function factsOf(input: OwnerInput, inScope: boolean): Facts {
   const target = inScope ? input.revision : NO_REVISION;
   const rollout = rolloutStatus(input.workload);
   const annotations = input.workload.metadata?.annotations ?? {};
+  const own = ownRestart(input, target, rollout);
   return {
     owner: refOf(input.workload),
     target,
     due: dueRestart(input, inScope),
-    ...ownRestart(input, target, rollout),
+    ...own,
     healed: readHeal(annotations),
     rollout,
     pinned: readStamp(input.workload)?.revision,
@@ -282,6 +298,16 @@ function factsOf(input: OwnerInput, inScope: boolean): Facts {
     rolledBackFrom: annotations[ROLLED_BACK_FROM],
     revisionPods: input.pods.atRevision,
     desiredPods: desiredPods(input.workload),
+    autoRestartDisabled: autoRestartDisabled(input.workload),
+    stuck: stuckRollback({
+      workload: input.workload,
+      target,
+      rolledBackFrom: annotations[ROLLED_BACK_FROM],
+      inFlight: own.inFlight,
+      restartedRevision: own.restarted?.revision,
+      unready: input.pods.atRevision?.unready,
+    }),
+    forced: readForcedRecord(annotations),
   };
 }
 
@@ -300,9 +326,6 @@ function rolloutState(facts: Facts): Classified {
   }
 }
 
-const autoRestartDisabled = (workload: Workload): boolean =>
-  templateOf(workload)?.metadata?.annotations?.[AUTO_RESTART] === DISABLED;
-
 /**
  * First match wins: out of scope with nothing to shed; our own rollout in flight; nothing
  * due; the two kinds of owner we never restart; someone else's rollout still running (wait
@@ -318,7 +341,7 @@ function classify(facts: Facts, input: OwnerInput, scopeDetail: string): Classif
       state: 'on-delete',
       detail: `${facts.due.detail}; OnDelete: delete its pods to update`,
     };
-  if (autoRestartDisabled(input.workload))
+  if (facts.autoRestartDisabled)
     return { state: 'opted-out', detail: `${facts.due.detail}; ${AUTO_RESTART}=${DISABLED}` };
   if (!isSettled(facts.rollout) && !facts.inFlight) return rolloutState(facts);
   return { state: facts.due.kind === 'heal' ? 'escaped' : 'outdated', detail: facts.due.detail };

@@ -14,6 +14,7 @@ import {
   RESTARTED_AT,
   RESTARTED_REVISION,
   ROLLED_BACK_FROM,
+  FORCED_ROLLBACK,
   STAMPED,
 } from './names';
 import { desiredStamp, readStamp, stampEquals, stampMergePatch, templateOf } from './stamp';
@@ -68,6 +69,8 @@ function waveMarks(workload: Workload, order: RestartOrder): Record<string, stri
   else if (had[CANARY_REVISION] !== undefined) marks[CANARY_REVISION] = null;
   if (order.kind === 'rollback' && order.from) marks[ROLLED_BACK_FROM] = order.from;
   else if (had[ROLLED_BACK_FROM] !== undefined) marks[ROLLED_BACK_FROM] = null;
+  // What a forced rollback did belongs to the rollback it finished: any new restart clears it.
+  if (had[FORCED_ROLLBACK] !== undefined) marks[FORCED_ROLLBACK] = null;
   return marks;
 }
 

@@ -44,6 +44,7 @@ export interface StatefulSetObject extends KubeObject {
   metadata?: WorkloadMeta;
   spec?: {
     replicas?: number;
+    podManagementPolicy?: string;
     updateStrategy?: UpdateStrategy;
     template?: PodLike;
     [key: string]: unknown;

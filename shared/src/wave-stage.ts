@@ -84,6 +84,8 @@ export interface StageOwner {
   following: boolean;
   /** A rollback of ours from the current revision is still rolling. */
   rollingBack: boolean;
+  /** The template carries `outrigger.dev/auto-restart: disabled`: a rollback leaves it alone. */
+  autoRestartDisabled: boolean;
 }
 
 export interface StageInput {
@@ -105,8 +107,11 @@ export interface StageDecision {
   held: ReadonlySet<string>;
   /** Candidates that start as canaries, by key. */
   canaries: ReadonlySet<string>;
-  /** Owners to roll back, by key, and the revision to roll them back to. */
-  rollback: { keys: readonly string[]; to: string } | undefined;
+  /**
+   * Owners to roll back, by key, and the revision to roll them back to; and those the wave
+   * restarted that a rollback leaves alone, as their automatic restarts are disabled.
+   */
+  rollback: { keys: readonly string[]; to: string; kept: readonly string[] } | undefined;
   /** A stage to record on the ConfigMap now. */
   record: StageRecord | undefined;
   /** The revision to record as the last good one now. */
@@ -141,15 +146,21 @@ function stoppedStage(input: StageInput): StageDecision {
       detail: `the wave to ${input.revision} is stopped; ${why}`,
     };
   }
-  const keys = input.owners.filter((o) => o.inWave).map((o) => o.key);
+  const restarted = input.owners.filter((o) => o.inWave);
+  const keys = restarted.filter((o) => !o.autoRestartDisabled).map((o) => o.key);
+  const kept = restarted.filter((o) => o.autoRestartDisabled).map((o) => o.key);
   const busy = keys.length > 0 || input.owners.some((o) => o.rollingBack);
   return {
     ...NONE,
     stage: busy ? 'rolling-back' : 'rolled-back',
-    detail: busy
-      ? `rolling ${keys.length} owners back from ${input.revision} to ${to}`
-      : `the owners the wave to ${input.revision} restarted are back on ${to}`,
-    rollback: keys.length > 0 ? { keys, to } : undefined,
+    detail:
+      (busy
+        ? `rolling ${keys.length} owners back from ${input.revision} to ${to}`
+        : `the owners the wave to ${input.revision} restarted are back on ${to}`) +
+      (kept.length > 0
+        ? `; ${kept.length} left on ${input.revision}, as their automatic restarts are disabled`
+        : ''),
+    rollback: keys.length > 0 || kept.length > 0 ? { keys, to, kept } : undefined,
   };
 }
 

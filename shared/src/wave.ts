@@ -5,7 +5,9 @@
 
 import type { RolloutConfig } from './config';
 import { earliest, formatTime } from './time';
+import { finishRollbacks, type PodDeletion } from './forced-rollback-plan';
 import type { GateVerdict } from './gate';
+import { AUTO_RESTART, DISABLED } from './names';
 import { windowState } from './windows';
 import {
   decideStage,
@@ -54,6 +56,7 @@ export const REPORT_REASONS = [
   'window-closed',
   'proxy-failing',
   'rollback',
+  'forced-rollback',
   'write-refused',
 ] as const;
 export type ReportReason = (typeof REPORT_REASONS)[number];
@@ -104,6 +107,8 @@ export interface WavePlan {
   restart: RestartOrder[];
   /** Followed rollouts now complete: record COMPLETED_REVISION (auto mode only). */
   complete: OwnerRef[];
+  /** Pods to delete to finish a StatefulSet's rollback (auto mode, forceRollback on). */
+  deletePods: PodDeletion[];
   /** A new stop to record on the ConfigMap, with an Event and a metric (auto mode only). */
   stop: StopDecision | undefined;
   /** Consume the admin's resume: clear the stop and record RESUMED_AT (auto mode only). */
@@ -244,12 +249,13 @@ function stageOwner({ a, v, g }: Judged, revision: string): StageOwner {
       v.action === 'wait' && (v.reason === 'rollout-in-progress' || v.reason === 'write-refused'),
     following: a.following,
     rollingBack: a.inFlight && a.rolledBackFrom === revision && a.restarted?.revision !== a.target,
+    autoRestartDisabled: a.autoRestartDisabled,
   };
 }
 
 /** What the stage holds back, starts as a canary, or rolls back. */
 function applyStage(judged: readonly Judged[], stage: StageDecision): Judged[] {
-  const rollback = new Set(stage.rollback?.keys ?? []);
+  const [rollback, kept] = [new Set(stage.rollback?.keys), new Set(stage.rollback?.kept)];
   const to = stage.rollback?.to ?? '';
   return judged.map((j) => {
     const { a, v, g } = j;
@@ -261,6 +267,10 @@ function applyStage(judged: readonly Judged[], stage: StageDecision): Judged[] {
         g,
         v: { action: 'restart', reason: 'rollback', detail, candidate: 'rollback', revision: to },
       };
+    }
+    if (kept.has(key) && !v.stops) {
+      const detail = `the wave to ${a.target} failed its health gate; not rolled back to ${to}, as ${AUTO_RESTART}=${DISABLED}: roll it back by hand`;
+      return { a, g, v: { action: 'skip', reason: 'auto-restart-disabled', detail } };
     }
     if (stage.held.has(key))
       return {
@@ -283,13 +293,14 @@ const isStale = (stop: WaveStop | undefined, revision: string): boolean =>
 
 type Writes = Pick<
   WavePlan,
-  'restart' | 'complete' | 'stop' | 'resume' | 'clearStop' | 'record' | 'lastGood'
+  'restart' | 'complete' | 'deletePods' | 'stop' | 'resume' | 'clearStop' | 'record' | 'lastGood'
 >;
 
 /** What manual and dry-run modes write: nothing. */
 const NO_WRITES: Writes = {
   restart: [],
   complete: [],
+  deletePods: [],
   stop: undefined,
   resume: false,
   clearStop: false,
@@ -354,10 +365,13 @@ export function planWave(input: WaveInput): WavePlan {
   const window = windowState(rollout.windows, nowMs);
   // Manual mode restarts nothing by itself, so it has no stages to hold owners back for.
   const staged = rollout.mode === 'manual' ? considered : applyStage(considered, stage);
-  const judged = admit(staged, input, stopped, window);
+  const admitted = admit(staged, input, stopped, window);
+  const finished = finishRollbacks(admitted, rollout.forceRollback, input.podsSynced !== false);
+  const judged = finished.judged;
   const writes: Writes = {
     restart: restartsOf(judged),
     complete: owners.filter((a) => a.completed).map((a) => a.owner),
+    deletePods: finished.deletePods,
     // An in-force stop is already recorded; writing it again would be a write for nothing.
     stop: inForce ? undefined : stopOf(stopper),
     resume: resuming,

@@ -12,7 +12,7 @@ export function status(
   o: {
     waiting?: { reason: string; message?: string };
     restartCount?: number;
-    lastTerminated?: { reason?: string; exitCode?: number };
+    lastTerminated?: { reason?: string; exitCode?: number; finishedAt?: string };
   } = {},
 ): Status {
   return {

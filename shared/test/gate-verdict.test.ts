@@ -41,6 +41,7 @@ const pods = (total: number, ready: number, t?: typeof trouble): RevisionPods =>
   total,
   ready,
   trouble: t,
+  unready: [],
 });
 const stall = { detail: 'not complete 600s after the restart' };
 
@@ -174,7 +175,7 @@ describe('what the gate counts', () => {
       (c, p) => countRevisionPod(c, p, names),
       undefined,
     );
-    expect(counted).toEqual({ total: 1, ready: 1, trouble: undefined });
+    expect(counted).toEqual({ total: 1, ready: 1, trouble: undefined, unready: [] });
   });
 
   it('judges the init container injection adds too, not the application', () => {

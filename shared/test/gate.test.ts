@@ -208,6 +208,51 @@ describe('proxyTrouble: what is wrong with the proxy in one pod', () => {
   });
 });
 
+describe('proxyTrouble since the wave restarted the owner', () => {
+  const restartAt = Date.parse('2026-05-01T12:00:00Z');
+  const restartedOnce = (finishedAt: string | undefined) =>
+    pod('web-9', {
+      init: [
+        status(PROXY, {
+          restartCount: 1,
+          lastTerminated: { reason: 'Error', exitCode: 1, ...(finishedAt ? { finishedAt } : {}) },
+        }),
+      ],
+    });
+
+  it('a restart that ended before the wave restarted the owner is no trouble', () => {
+    expect(proxyTrouble(restartedOnce('2026-04-24T08:00:00Z'), PROXY, undefined, restartAt)).toBe(
+      undefined,
+    );
+  });
+
+  it('a restart that ended at or after it is', () => {
+    for (const at of ['2026-05-01T12:00:00Z', '2026-05-01T12:00:30Z'])
+      expect(proxyTrouble(restartedOnce(at), PROXY, undefined, restartAt)?.reason).toBe(
+        'Restarted',
+      );
+  });
+
+  it('a restart of unknown time counts, and without a restart time every restart counts', () => {
+    expect(proxyTrouble(restartedOnce(undefined), PROXY, undefined, restartAt)?.reason).toBe(
+      'Restarted',
+    );
+    expect(proxyTrouble(restartedOnce('2026-04-24T08:00:00Z'), PROXY)?.reason).toBe('Restarted');
+  });
+
+  it('a back-off counts whenever its last run ended', () => {
+    const p = pod('web-9', {
+      init: [
+        status(PROXY, {
+          ...crashLoop,
+          lastTerminated: { ...crashLoop.lastTerminated, finishedAt: '2026-04-24T08:00:00Z' },
+        }),
+      ],
+    });
+    expect(proxyTrouble(p, PROXY, undefined, restartAt)?.reason).toBe('CrashLoopBackOff');
+  });
+});
+
 describe('isPodReady', () => {
   it.each<[string, PodLike, boolean]>([
     ['Ready True', pod('a'), true],

@@ -20,6 +20,14 @@ import {
 
 const R0 = '0000000000';
 const R1 = '1111111111';
+
+/** A StatefulSet's rollback from R1 left pod db-1 not Ready. */
+const STUCK = {
+  from: R1,
+  pods: [{ name: 'db-1', uid: 'u1', resourceVersion: '7' }],
+  next: { name: 'db-1', uid: 'u1', resourceVersion: '7' },
+  detail: 'pod db-1 not Ready on R1',
+};
 const NOW = Date.parse('2026-05-01T12:00:00Z');
 
 const time = fc.integer({ min: NOW - 600_000, max: NOW + 600_000 });
@@ -83,10 +91,14 @@ const anyOwner = fc.record({
         restarts: 3,
         message: 'exit 3',
       }),
+      unready: fc.constant([]),
     }),
     { nil: undefined },
   ),
   desiredPods: fc.integer({ min: 0, max: 3 }),
+  autoRestartDisabled: fc.boolean(),
+  stuck: fc.constantFrom(undefined, STUCK, { ...STUCK, next: undefined }),
+  forced: fc.constantFrom(undefined, { from: R1, pods: ['db-1'], atMs: 0 }),
 });
 
 /** Owners shaped like the quiet ones a real cluster is full of, and their near misses. */

@@ -47,6 +47,7 @@ export function owner(key: string, o: Partial<StageOwner> = {}): StageOwner {
     busy: false,
     following: false,
     rollingBack: false,
+    autoRestartDisabled: false,
     ...o,
   };
 }

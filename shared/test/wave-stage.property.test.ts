@@ -33,6 +33,7 @@ const ownerArb = fc
     busy: fc.boolean(),
     following: fc.boolean(),
     rollingBack: fc.boolean(),
+    autoRestartDisabled: fc.boolean(),
   })
   .map((o): Omit<StageOwner, 'key'> => {
     const occupied = o.waiting || o.following;
@@ -183,18 +184,20 @@ describe('decideStage: properties', () => {
     );
   });
 
-  it('(d) a stopped wave rolls back exactly the owners it restarted, and only with rollback and an earlier good revision', () => {
+  it('(d) a stopped wave rolls back exactly the owners it restarted whose restarts are not disabled, and only with rollback and an earlier good revision', () => {
     fc.assert(
       fc.property(inputArb, (i) => {
         fc.pre(i.stopped);
         const d = decideStage(i);
-        const inWave = i.owners.filter((o) => o.inWave).map((o) => o.key);
+        const inWave = i.owners.filter((o) => o.inWave);
+        const keys = inWave.filter((o) => !o.autoRestartDisabled).map((o) => o.key);
+        const kept = inWave.filter((o) => o.autoRestartDisabled).map((o) => o.key);
         const canRollBack =
           i.rollout.onFailure === 'rollback' &&
           i.lastGood !== undefined &&
           i.lastGood !== i.revision;
         if (canRollBack && inWave.length > 0)
-          expect(d.rollback).toEqual({ keys: inWave, to: i.lastGood });
+          expect(d.rollback).toEqual({ keys, to: i.lastGood, kept });
         else expect(d.rollback).toBeUndefined();
         // A stopped wave starts nothing and records nothing.
         expect(d).toMatchObject({ record: undefined, lastGood: undefined });

@@ -272,7 +272,7 @@ describe('a stopped wave', () => {
     const d = decide({ stopped: true, owners, lastGood: R0 });
     expect(d).toMatchObject({
       stage: 'rolling-back',
-      rollback: { keys: ['a', 'b'], to: R0 },
+      rollback: { keys: ['a', 'b'], to: R0, kept: [] },
       record: undefined,
     });
     expect(d.held.size).toBe(0);

@@ -231,6 +231,46 @@ describe('a wave whose canary proxy crash-loops', () => {
     expect(back.complete.map((o) => o.name)).toEqual(['cart']);
   });
 
+  it('leaves a canary whose automatic restarts were disabled meanwhile on the failed revision, and says so', () => {
+    const c = threeOwners();
+    c.configMap = { [LAST_GOOD_REVISION]: R0 };
+    canaryRestarted(c);
+    c.rolled('cart', crashing());
+    // While the gate judged it, the team disabled automatic restarts on cart's template.
+    const cart = c.get('cart');
+    const template = cart.spec?.template ?? {};
+    c.workloads.set('cart', {
+      ...cart,
+      spec: {
+        ...cart.spec,
+        template: {
+          ...template,
+          metadata: {
+            ...template.metadata,
+            annotations: {
+              ...template.metadata?.annotations,
+              'outrigger.dev/auto-restart': 'disabled',
+            },
+          },
+        },
+      },
+    });
+    const p = c.plan(T0 + 60 * SECOND);
+    expect(p.stop).toMatchObject({ reason: 'proxy-failing' });
+    expect(p.restart).toEqual([]);
+    expect(entry(p, 'cart')).toMatchObject({ action: 'stop', reason: 'proxy-failing' });
+    c.carryOut(p, T0 + 60 * SECOND);
+    const after = c.plan(T0 + 70 * SECOND);
+    expect(after.restart).toEqual([]);
+    expect(entry(after, 'cart')).toMatchObject({
+      action: 'skip',
+      reason: 'auto-restart-disabled',
+      detail: expect.stringContaining('not rolled back to 0000000000'),
+    });
+    for (const other of ['api', 'web'])
+      expect(entry(after, other)).toMatchObject({ action: 'wait', reason: 'wave-stopped' });
+  });
+
   it('an admin resume acknowledges the failure: the canary counts as passed and the stages start again', () => {
     const c = threeOwners();
     canaryRestarted(c);
