@@ -108,7 +108,12 @@ describe('pods per owner', () => {
       escaped: 1,
       injected: 2,
       outdated: 1,
-      atRevision: { total: 1, ready: 0, trouble: undefined },
+      atRevision: {
+        total: 1,
+        ready: 0,
+        trouble: undefined,
+        unready: [{ name: expect.any(String), uid: undefined, resourceVersion: undefined }],
+      },
     });
   });
 
@@ -141,6 +146,7 @@ describe('pods per owner', () => {
         restarts: 3,
         message: 'back-off 40s',
       },
+      unready: [{ name: 'bad', uid: undefined, resourceVersion: undefined }],
     });
   });
 });
