@@ -13,6 +13,7 @@ import {
   ROLLED_BACK_FROM,
   WAVE_STAGE,
   WAVE_STOPPED,
+  mustParseConfig,
   restartPatch,
 } from '../src';
 
@@ -29,6 +30,9 @@ import {
   restartsOf,
   threeOwners,
   canaryRestarted,
+  Cluster,
+  CANARY_CONFIG,
+  deployment,
 } from './wave-fixtures';
 
 describe('a wave with one canary that passes', () => {
@@ -290,5 +294,37 @@ describe('a wave whose canary proxy crash-loops', () => {
       record: { stage: 'soaking', sinceMs: resumeAt },
       restart: [],
     });
+  });
+});
+
+describe('a namespace that opts in after the wave completed', () => {
+  it('has no canary stage and no gate: its owners restart within the budget, as documented', () => {
+    const fresh = (name: string) => {
+      const d = deployment(name, { labels: { ring: 'canary' } });
+      const template = d.spec?.template ?? {};
+      // Pods that predate injection: the template carries no stamp.
+      return {
+        ...d,
+        spec: { ...d.spec, template: { ...template, metadata: { labels: { app: name } } } },
+      } as typeof d;
+    };
+    const names = ['a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7'];
+    const c = new Cluster(mustParseConfig(CANARY_CONFIG), ...names.map(fresh));
+    for (const n of names) c.pods.set(n, { escaped: 0, outdated: 0, injected: 0 });
+    c.configMap = {
+      [LAST_GOOD_REVISION]: R1,
+      [WAVE_STAGE]: `${R1} complete 2026-05-01T11:00:00Z`,
+    };
+    const p = c.plan(T0);
+    expect(p.stage).toBe('rolling');
+    expect(restartsOf(p).map((r) => [r.name, r.kind, r.canary])).toEqual(
+      names.slice(0, 5).map((n) => [n, 'rollout', undefined]),
+    );
+    for (const n of names.slice(5))
+      expect(entry(p, n)).toMatchObject({ action: 'wait', reason: 'budget' });
+    c.carryOut(p, T0);
+    // Restarted and rolling: followed, never judged by a gate, so no stop for trouble alone.
+    const next = c.plan(T0 + 10 * SECOND);
+    expect(next.report.every((e) => e.gate === undefined)).toBe(true);
   });
 });
