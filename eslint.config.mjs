@@ -2,6 +2,7 @@
 // complexity (small pieces, no any, no floating promises).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import local from './eslint-rules/no-import-cycle.mjs';
 
 export default tseslint.config(
   {
@@ -24,6 +25,11 @@ export default tseslint.config(
       '@typescript-eslint/switch-exhaustiveness-check': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
     },
+  },
+  {
+    // No file's imports lead back to it (eslint-rules/no-import-cycle.mjs).
+    plugins: { local },
+    rules: { 'local/no-import-cycle': 'error' },
   },
   {
     // One concept per file: a source file past this has two in it.

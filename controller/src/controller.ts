@@ -33,10 +33,12 @@ import type { ControllerMetrics } from './metrics';
 import { NAMESPACE_KEY_KIND, namespaceKey, namespaceOfKey, reconcileNamespace } from './namespace';
 import { OwnerIndex, type PodSet } from './owner-index';
 import { NO_POD_WATCH, PodSelection, type InjectedPodWatch } from './injected-pods';
+import type { WatchHandler } from './watches';
 import { probeReady } from './webhook-probe';
 import { TerminalError, WorkQueue, WriteLimiter, type ReconcileEvent, type Result } from './queue';
 import type { OwnerBackoff } from './owner-backoff';
-import { WAVE_KEY, WaveStep, type WaveView } from './wave-step';
+import type { WaveView } from './wave-contract';
+import { WAVE_KEY, WaveStep } from './wave-step';
 
 /** The global write limit: a first start over thousands of namespaces must not flood the API. */
 export const WRITE_LIMIT = { ratePerSecond: 20, burst: 50 };
@@ -71,7 +73,7 @@ export interface ControllerOptions {
 /** The kind of a key (its part before the first slash): Namespace, Wave, History or Certificates. */
 const kindOfKey = (key: string): string => key.split('/')[0] ?? 'unknown';
 
-export class Controller {
+export class Controller implements WatchHandler {
   readonly namespaces = new ObjectCache<V1Namespace>();
   /** Every owner: its workload, its pods and its assessment. */
   readonly owners: OwnerIndex;

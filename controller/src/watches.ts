@@ -8,6 +8,7 @@ import type {
   KubernetesObject,
   V1ConfigMap,
   V1MutatingWebhookConfiguration,
+  V1Namespace,
   V1Pod,
   V1Secret,
 } from '@kubernetes/client-node';
@@ -17,6 +18,7 @@ import {
   workloadPath,
   type KubeApi,
   type Keyed,
+  type ObjectRef,
   type WatchDelta,
 } from '@outrigger/kube';
 import {
@@ -24,15 +26,33 @@ import {
   ESCAPED_POD_SELECTOR,
   TLS_SECRET_NAME,
   type StampedKind,
+  type Workload,
 } from '@outrigger/shared';
-import type { Controller } from './controller';
+import type { CertificateFlags } from './flags';
 import type { Logger } from './log';
 import type { ControllerMetrics } from './metrics';
+import type { PodSet } from './owner-index';
 import { slimNamespace, slimPod, slimWorkload } from './slim';
+
+/** What the watches read their scope from and hand their changes to: the controller. */
+export interface WatchHandler {
+  readonly configMapRef: ObjectRef;
+  readonly historyRef: ObjectRef;
+  readonly systemNamespace: string;
+  readonly certificateFlags: CertificateFlags | undefined;
+  onNamespaces(delta: WatchDelta<V1Namespace>): void;
+  onWorkloads(kind: StampedKind, delta: WatchDelta<Workload>): void;
+  /** With `all`, the first list of a watch with a new selector, which replaces the set. */
+  onPods(set: PodSet, delta: WatchDelta<V1Pod>, all?: Iterable<V1Pod>): void;
+  onConfigMap(items: readonly V1ConfigMap[]): void;
+  onHistory(items: readonly V1ConfigMap[]): void;
+  onCertificateSecrets(items: readonly V1Secret[]): void;
+  onWebhookConfigurations(items: readonly V1MutatingWebhookConfiguration[]): void;
+}
 
 export interface WatchDeps {
   api: KubeApi;
-  controller: Controller;
+  controller: WatchHandler;
   logger: Logger;
   metrics: ControllerMetrics;
 }

@@ -14,7 +14,7 @@ import {
 } from '@outrigger/shared';
 import type { ConfigInForce } from './config-map';
 import { workloadSubject, type EventSubject } from './events';
-import type { ActedOn, WaveDeps, WaveView } from './wave-step';
+import type { ActedOn, WaveDeps, WaveView } from './wave-contract';
 
 export interface WaveRecordOptions {
   deps: WaveDeps;

@@ -7,7 +7,6 @@
 // cluster, and each write carries the resourceVersion it was decided on, so a write from a stale
 // cache fails instead of repeating.
 
-import type { V1ConfigMap } from '@kubernetes/client-node';
 import {
   apiErrorMessage,
   backoffDelay,
@@ -15,14 +14,10 @@ import {
   isRefusal,
   WORKLOAD_RESOURCES,
   workloadClient,
-  type KubeApi,
-  type ObjectRef,
 } from '@outrigger/kube';
 import { FIELD_MANAGER, RESTARTED_REVISION } from '@outrigger/shared';
 import type { ConfigInForce } from './config-map';
-import { workloadSubject, type EventRecorder } from './events';
-import type { Logger } from './log';
-import type { ControllerMetrics } from './metrics';
+import { workloadSubject } from './events';
 import type { AssessedFleet } from './owner-index';
 import {
   completionPatch,
@@ -40,54 +35,13 @@ import {
 import type { Result } from './queue';
 import { slimWorkload } from './slim';
 import { deleteStuckPod, type ForcedRollbackDeps } from './forced-rollback';
-import {
-  MIN_RECHECK_MS,
-  OWNER_BACKOFF_BASE_MS,
-  OWNER_BACKOFF_CAP_MS,
-  type OwnerBackoff,
-} from './owner-backoff';
+import { MIN_RECHECK_MS, OWNER_BACKOFF_BASE_MS, OWNER_BACKOFF_CAP_MS } from './owner-backoff';
 import { RESTART_EVENT, reportEvent, restartMessage } from './wave-messages';
 import { WaveRecord, withResourceVersion } from './wave-record';
+import type { ActedOn, WaveDeps, WaveView } from './wave-contract';
 import type { Workload } from '@outrigger/shared';
 
 export const WAVE_KEY = 'Wave';
-
-/** What the wave reads: the caches, as they stand. */
-export interface WaveView {
-  configMap: V1ConfigMap | undefined;
-  /** The owners assessed at this time: those that can matter to the plan, and counts of all. */
-  assess: (nowMs: number) => AssessedFleet;
-  /** An owner's workload by ownerKey, with our own latest write laid over a stale cache. */
-  workload: (key: string) => Workload | undefined;
-  /** Whether the pods at the current revision are listed, which the health gate waits for. */
-  podsSynced: boolean;
-}
-
-export interface WaveDeps {
-  api: KubeApi;
-  configMapRef: ObjectRef;
-  systemNamespace: string;
-  clock: () => number;
-  /** Waits for a write token; throws when this replica may no longer write. */
-  acquireWrite: () => Promise<void>;
-  onWrite: (resource: string, verb: string) => void;
-  /** A workload as our write left it (slim), until the cache has caught up with the write. */
-  onWritten: (before: Workload, after: Workload) => void;
-  events: EventRecorder;
-  /** Dry-run restarts already logged (owner, revision, reason), kept across runs. */
-  dryRunReported: Set<string>;
-  /** Whether the webhook answers its readiness probe; asked only when a heal is planned. */
-  webhookReady: () => Promise<boolean>;
-  /** Owners whose last write the API server refused, by ownerKey: kept across steps. */
-  failures: Map<string, OwnerBackoff>;
-  metrics: ControllerMetrics;
-  logger: Logger;
-  /**
-   * Told after every step whether the health gate is judging any owner: the controller widens
-   * its pod watch to the pods at the current revision only while it is.
-   */
-  onJudging: (judging: boolean) => void;
-}
 
 function refOfWorkload(workload: Workload): OwnerRef {
   return {
@@ -386,15 +340,3 @@ export class WaveStep {
     }
   }
 }
-
-/**
- * What a wave step carries out of its plan: the writes, and the report entries it logs or turns
- * into Events (dry-run's would-restarts, skips, heals that did not help).
- */
-export type ActedOn = Omit<WavePlan, 'report'> & {
-  report: WaveReportEntry[];
-  /** Some owner waits for a maintenance window. */
-  windowClosed: boolean;
-  /** The health gate judges some owner. */
-  judging: boolean;
-};

@@ -28,7 +28,8 @@ import { silentLogger } from '../src/log';
 import { ControllerMetrics } from '../src/metrics';
 import { OwnerIndex } from '../src/owner-index';
 import { WorkQueue, type ReconcileEvent, type Result } from '../src/queue';
-import { WAVE_KEY, WaveStep, type WaveDeps, type WaveView } from '../src/wave-step';
+import type { WaveDeps, WaveView } from '../src/wave-contract';
+import { WAVE_KEY, WaveStep } from '../src/wave-step';
 import { unreachable } from './kubeconfig';
 
 const logger = silentLogger();

@@ -29,6 +29,7 @@ export * from './owner-state';
 export { WEBHOOK_RECHECK_MS } from './wave-verdict';
 export * from './quiet-owners';
 export * from './wave-record';
+export * from './wave-actions';
 export * from './wave';
 export * from './restart-patch';
 export * from './revision-history';

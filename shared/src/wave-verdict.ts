@@ -7,7 +7,7 @@ import { earliest, formatTime } from './time';
 import { judgeGate, type GateVerdict } from './gate';
 import { NO_REVISION } from './names';
 import type { OwnerAssessment, RestartKind } from './owner-state';
-import type { Action, ReportReason } from './wave';
+import type { Action, ReportReason } from './wave-actions';
 
 export interface Verdict {
   action: Action;
