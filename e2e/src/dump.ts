@@ -1,6 +1,7 @@
-// What a namespace looked like when a test failed: its workloads, pods and events as YAML in the
-// run's log folder, for reading after the namespace is gone.
+// What a namespace looked like when a test failed: its workloads, pods, events and the last lines
+// of its containers' logs as YAML in the run's log folder, for reading after the namespace is gone.
 
+import type { V1Pod } from '@kubernetes/client-node';
 import { writeFile } from 'node:fs/promises';
 import { stringify } from 'yaml';
 import type { Cluster } from './cluster';
@@ -12,6 +13,24 @@ async function listSafely(list: () => Promise<{ items: unknown[] }>): Promise<un
   } catch (error) {
     return `listing failed: ${error instanceof Error ? error.message : String(error)}`;
   }
+}
+
+/** The last lines each container of the namespace's pods logged: the controller's say why. */
+async function containerLogs(cluster: Cluster, pods: unknown[] | string): Promise<unknown> {
+  if (typeof pods === 'string') return pods;
+  const logs: Record<string, string> = {};
+  for (const pod of pods as V1Pod[]) {
+    const name = pod.metadata?.name ?? '';
+    const namespace = pod.metadata?.namespace ?? '';
+    for (const c of [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]) {
+      logs[`${name}/${c.name}`] = await cluster.core
+        .readNamespacedPodLog({ name, namespace, container: c.name, tailLines: 300 })
+        .catch(
+          (error: unknown) => `no log: ${error instanceof Error ? error.message : String(error)}`,
+        );
+    }
+  }
+  return logs;
 }
 
 /** Writes dumps/<namespace>.yaml in the run's log folder and returns its path. */
@@ -26,7 +45,9 @@ export async function dumpNamespace(cluster: Cluster, namespace: string): Promis
     daemonSets: await listSafely(() => cluster.apps.listNamespacedDaemonSet(args)),
     pods: await listSafely(() => cluster.core.listNamespacedPod(args)),
     events: await listSafely(() => cluster.core.listNamespacedEvent(args)),
+    logs: {} as unknown,
   };
+  dump.logs = await containerLogs(cluster, dump.pods);
   const file = freshPath(logDir('dumps'), namespace, '.yaml');
   // Through JSON: the client's objects hold Dates and class instances. managedFields only add noise.
   const plain: unknown = JSON.parse(
