@@ -1,5 +1,5 @@
 // The fleet as `outrigger status` shows it, computed from what the cluster holds with the
-// controller's own rules (shared/src/owner-state.ts, wave.ts): one row per workload in scope, and the wave.
+// controller's own rules (shared/src/rollout/owner-state.ts, wave.ts): one row per workload in scope, and the wave.
 // Pure: the command fetches the objects and prints the result.
 
 import {

@@ -21,24 +21,28 @@ import {
   type StampedKind,
   type Workload,
 } from '@outrigger/shared';
-import { ObjectCache } from './cache';
-import { CERTIFICATES_KEY, CertificateKeeper } from './certificate-keeper';
+import { ObjectCache } from './watch/cache';
+import { CERTIFICATES_KEY, CertificateKeeper } from './certificates/certificate-keeper';
 import type { CertificateFlags } from './flags';
-import { ConfigHolder, type ConfigInForce } from './config-map';
-import { ConfigProblems } from './config-problems';
+import { ConfigHolder, type ConfigInForce } from './config/config-map';
+import { ConfigProblems } from './config/config-problems';
 import { EventRecorder } from './events';
-import { HISTORY_KEY, reconcileHistory } from './history';
+import { HISTORY_KEY, reconcileHistory } from './config/history';
 import type { Logger } from './log';
 import type { ControllerMetrics } from './metrics';
 import { NAMESPACE_KEY_KIND, namespaceKey, namespaceOfKey, reconcileNamespace } from './namespace';
-import { OwnerIndex, type PodSet } from './owner-index';
-import { NO_POD_WATCH, PodSelection, type InjectedPodWatch } from './injected-pods';
-import type { WatchHandler } from './watches';
-import { probeReady } from './webhook-probe';
-import { TerminalError, WorkQueue, WriteLimiter, type ReconcileEvent, type Result } from './queue';
-import type { OwnerBackoff } from './owner-backoff';
-import type { WaveView } from './wave-contract';
-import { WAVE_KEY, WaveStep } from './wave-step';
+import { OwnerIndex, type PodSet } from './watch/owner-index';
+import { NO_POD_WATCH, PodSelection, type InjectedPodWatch } from './watch/injected-pods';
+import type { WatchHandler } from './watch/watches';
+import { probeReady } from './wave/webhook-probe';
+import {
+  TerminalError,
+  WorkQueue,
+  WriteLimiter,
+  type ReconcileEvent,
+  type Result,
+} from './watch/queue';
+import { WAVE_KEY, WaveRunner } from './wave/wave-runner';
 
 /** The global write limit: a first start over thousands of namespaces must not flood the API. */
 export const WRITE_LIMIT = { ratePerSecond: 20, burst: 50 };
@@ -85,9 +89,8 @@ export class Controller implements WatchHandler {
   /** The revision history ConfigMap, as the watch last saw it. */
   private history: V1ConfigMap | undefined;
   private queue: WorkQueue | undefined;
-  private readonly dryRunReported = new Set<string>();
-  /** Owners whose last write was refused (not a conflict), with when to try again. */
-  private readonly failures = new Map<string, OwnerBackoff>();
+  /** The wave, built once: it keeps what one step remembers for the next. */
+  private readonly wave: WaveRunner;
   private readonly limiter: WriteLimiter;
   private readonly events: EventRecorder;
   private readonly clock: () => number;
@@ -128,7 +131,33 @@ export class Controller implements WatchHandler {
       });
     const keeper = this.certificates;
     if (keeper) this.reconcilers.set(CERTIFICATES_KEY, () => keeper.reconcile());
+    this.wave = this.buildWave();
     options.metrics.leader.set(0);
+  }
+
+  /** The wave reads the caches as they stand, with our own latest writes laid over stale entries. */
+  private buildWave(): WaveRunner {
+    const { api, metrics, logger, webhookReadyUrl: url } = this.options;
+    return new WaveRunner({
+      api,
+      configMapRef: this.options.configMap,
+      clock: this.clock,
+      view: {
+        configMap: () => this.config.configMap,
+        assess: (config, nowMs) => this.owners.assess(config, nowMs),
+        workload: (key) => this.owners.workload(key),
+        // The gate reads the pods at the revision, which only the widened selector lists.
+        podsSynced: () => this.podSelection.wideAndSynced,
+      },
+      onWrite: (resource, verb) => metrics.writes.inc({ resource, verb }),
+      onWritten: (before, after) => this.owners.wrote(before, after),
+      events: this.events,
+      // Asked only when a heal is planned: a steady cluster makes no calls at all.
+      webhookReady: url ? () => probeReady(url) : () => Promise.resolve(true),
+      metrics,
+      logger,
+      onJudging: (judging) => this.podSelection.judging(judging),
+    });
   }
 
   /** The CA and serving Secrets, as their watches list them: the certificates are looked at. */
@@ -335,45 +364,11 @@ export class Controller implements WatchHandler {
     });
   }
 
-  private async reconcileWave(queue: WorkQueue): Promise<Result> {
+  private reconcileWave(queue: WorkQueue): Promise<Result> {
     const config = this.config.inForce;
     // Nothing to roll to yet; the ConfigMap's watch adds the key when one is in force.
-    if (!config) return { done: true };
-    const { logger, metrics } = this.options;
-    const url = this.options.webhookReadyUrl;
-    const step = new WaveStep(
-      {
-        api: this.options.api,
-        configMapRef: this.options.configMap,
-        systemNamespace: this.options.systemNamespace,
-        clock: this.clock,
-        acquireWrite: () => this.acquireWrite(queue),
-        onWrite: (resource, verb) => metrics.writes.inc({ resource, verb }),
-        onWritten: (before, after) => this.owners.wrote(before, after),
-        events: this.events,
-        dryRunReported: this.dryRunReported,
-        // Asked only when a heal is planned: a steady cluster makes no calls at all.
-        webhookReady: url ? () => probeReady(url) : () => Promise.resolve(true),
-        failures: this.failures,
-        metrics,
-        logger,
-        onJudging: (judging) => this.podSelection.judging(judging),
-      },
-      this.view(config),
-      config,
-    );
-    return step.run();
-  }
-
-  /** The caches as the wave reads them, with our own latest writes laid over stale entries. */
-  private view(config: ConfigInForce): WaveView {
-    return {
-      configMap: this.config.configMap,
-      assess: (nowMs) => this.owners.assess(config, nowMs),
-      workload: (key) => this.owners.workload(key),
-      // The gate reads the pods at the revision, which only the widened selector lists.
-      podsSynced: this.podSelection.wideAndSynced,
-    };
+    if (!config) return Promise.resolve({ done: true });
+    return this.wave.step(config, () => this.acquireWrite(queue));
   }
 
   private observe(event: ReconcileEvent): void {

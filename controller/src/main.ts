@@ -14,11 +14,11 @@ import {
   startProbeServer,
 } from '@outrigger/kube';
 import { Controller } from './controller';
-import { InjectedPods } from './injected-pods';
+import { InjectedPods } from './watch/injected-pods';
 import { USAGE, parseFlags, type ControllerFlags } from './flags';
 import { createLogger, type Logger } from './log';
 import { ControllerMetrics } from './metrics';
-import { certificateWatches, fixedWatches, type WatchDeps } from './watches';
+import { certificateWatches, fixedWatches, type WatchDeps } from './watch/watches';
 
 export interface Running {
   metricsPort: number;

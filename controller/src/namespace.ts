@@ -24,7 +24,7 @@ import {
   type NamespaceMeta,
 } from '@outrigger/shared';
 import { isConflict, type KubeApi } from '@outrigger/kube';
-import type { Result } from './queue';
+import type { Result } from './watch/queue';
 
 /** The kind of a namespace's key: `Namespace/<name>`. */
 export const NAMESPACE_KEY_KIND = 'Namespace';

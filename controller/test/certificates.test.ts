@@ -11,7 +11,7 @@ import {
   type CertificatePlan,
   type CertificatePolicy,
   type CertificateState,
-} from '../src/certificates';
+} from '../src/certificates/certificates';
 
 const DAY = 86_400_000;
 const T0 = Date.parse('2026-11-30T00:00:00Z');

@@ -14,10 +14,10 @@ import {
   configRevision,
   defaultConfig,
 } from '@outrigger/shared';
-import { ObjectCache } from '../src/cache';
+import { ObjectCache } from '../src/watch/cache';
 import { readConfigMap } from '@outrigger/shared';
-import { ConfigHolder } from '../src/config-map';
-import { countPods, injectedPodSelector, podOwnerKey } from '../src/pods';
+import { ConfigHolder } from '../src/config/config-map';
+import { countPods, injectedPodSelector, podOwnerKey } from '../src/watch/pods';
 
 const ns = (name: string, rv: string) => ({ metadata: { name, resourceVersion: rv } });
 

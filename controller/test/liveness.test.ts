@@ -22,14 +22,14 @@ import {
   WAVE_STAGE,
   type Workload,
 } from '@outrigger/shared';
-import type { ConfigInForce } from '../src/config-map';
+import type { ConfigInForce } from '../src/config/config-map';
 import { EventRecorder, type EventReason } from '../src/events';
 import { silentLogger } from '../src/log';
 import { ControllerMetrics } from '../src/metrics';
-import { OwnerIndex } from '../src/owner-index';
-import { WorkQueue, type ReconcileEvent, type Result } from '../src/queue';
-import type { WaveDeps, WaveView } from '../src/wave-contract';
-import { WAVE_KEY, WaveStep } from '../src/wave-step';
+import { OwnerIndex } from '../src/watch/owner-index';
+import { WorkQueue, type ReconcileEvent, type Result } from '../src/watch/queue';
+import type { WaveView } from '../src/wave/wave-contract';
+import { WAVE_KEY, WaveRunner } from '../src/wave/wave-runner';
 import { unreachable } from './kubeconfig';
 
 const logger = silentLogger();
@@ -87,30 +87,33 @@ function rolling(name: string, atMs: number): Workload {
   };
 }
 
-function view(workloads: Workload[]): WaveView {
+/** The caches the wave reads, holding the workloads last given to `show`. */
+function fleetView(): { view: WaveView; show: (workloads: Workload[]) => void } {
   const ns: V1Namespace = { metadata: { name: NAMESPACE, annotations: { [INJECT]: ENABLED } } };
-  const owners = new OwnerIndex(
-    (name) => (name === NAMESPACE ? ns : undefined),
-    'outrigger-system',
-  );
-  owners.workloadsChanged('Deployment', { changed: workloads, deleted: [] });
-  return {
-    configMap: {
-      metadata: {
-        name: 'outrigger-config',
-        namespace: 'outrigger-system',
-        resourceVersion: '1',
-        // The wave completed here before: these tests make no ConfigMap writes.
-        annotations: {
-          [WAVE_STAGE]: `${config.revision} complete 2026-01-01T00:00:00Z`,
-          [LAST_GOOD_REVISION]: config.revision,
-        },
+  let owners = new OwnerIndex((name) => (name === NAMESPACE ? ns : undefined), 'outrigger-system');
+  const configMap = {
+    metadata: {
+      name: 'outrigger-config',
+      namespace: 'outrigger-system',
+      resourceVersion: '1',
+      // The wave completed here before: these tests make no ConfigMap writes.
+      annotations: {
+        [WAVE_STAGE]: `${config.revision} complete 2026-01-01T00:00:00Z`,
+        [LAST_GOOD_REVISION]: config.revision,
       },
     },
-    assess: (nowMs) => owners.assess(config, nowMs),
-    workload: (key) => owners.workload(key),
-    podsSynced: true,
   };
+  const show = (workloads: Workload[]): void => {
+    owners = new OwnerIndex((name) => (name === NAMESPACE ? ns : undefined), 'outrigger-system');
+    owners.workloadsChanged('Deployment', { changed: workloads, deleted: [] });
+  };
+  const view: WaveView = {
+    configMap: () => configMap,
+    assess: (c, nowMs) => owners.assess(c, nowMs),
+    workload: (key) => owners.workload(key),
+    podsSynced: () => true,
+  };
+  return { view, show };
 }
 
 /** The Event reasons the wave asked to write, in order (the Events API itself is a stub). */
@@ -160,36 +163,41 @@ function refusingApps(): { apps: KubeApi; patches: () => number } {
 }
 
 interface Harness {
-  deps: WaveDeps;
-  failures: WaveDeps['failures'];
+  /** The wave, built once as the controller builds it. */
+  wave: WaveRunner;
+  /** What the wave's caches hold from now on. */
+  show: (workloads: Workload[]) => void;
+  /** One step of the wave, with the write permission always granted. */
+  step: () => Promise<Result>;
   reasons: EventReason[];
   metrics: ControllerMetrics;
+  clock: () => number;
   /** Moves the wave's clock on, as if that much time had passed. */
   skip: (ms: number) => void;
 }
 
-function harness(api: KubeApi): Harness {
+/** A wave over `api`; its clock is the real one moved on by `skip`, or `fixedClock`. */
+function harness(api: KubeApi, fixedClock?: () => number): Harness {
   let offset = 0;
-  const failures: WaveDeps['failures'] = new Map();
   const { events, reasons } = recordingEvents();
   const metrics = new ControllerMetrics();
-  const deps: WaveDeps = {
+  const { view, show } = fleetView();
+  const clock = fixedClock ?? ((): number => Date.now() + offset);
+  const wave = new WaveRunner({
     api,
+    view,
     configMapRef: { namespace: 'outrigger-system', name: 'outrigger-config' },
-    systemNamespace: 'outrigger-system',
-    clock: () => Date.now() + offset,
-    acquireWrite: () => Promise.resolve(),
+    clock,
     onWrite: () => undefined,
     onWritten: () => undefined,
     onJudging: () => undefined,
     events,
-    dryRunReported: new Set(),
     webhookReady: () => Promise.resolve(true),
-    failures,
     metrics,
     logger,
-  };
-  return { deps, failures, reasons, metrics, skip: (ms) => (offset += ms) };
+  });
+  const step = () => wave.step(config, () => Promise.resolve());
+  return { wave, show, step, reasons, metrics, clock, skip: (ms) => (offset += ms) };
 }
 
 /**
@@ -283,20 +291,21 @@ describe('WorkQueue on the real clock', () => {
   });
 });
 
-describe('WaveStep with a full budget', () => {
+describe('the wave with a full budget', () => {
   it('a refused owner whose back-off ran out, waiting for a slot, does not ask to run at once', async () => {
     const { apps, patches } = refusingApps();
     const h = harness(apps);
     // The policy refuses a-refused's restart: a Warning Event and a back-off.
-    await new WaveStep(h.deps, view([outdated('a-refused')]), config).run();
+    h.show([outdated('a-refused')]);
+    await h.step();
     expect(patches()).toBe(1);
     expect(h.reasons).toEqual(['RestartFailed']);
-    expect(h.failures.get(ownerKey('a-refused'))?.count).toBe(1);
+    expect(h.wave.failures.get(ownerKey('a-refused'))?.count).toBe(1);
 
     // b-slow took the one slot and rolls for a while; a-refused's back-off runs out meanwhile.
     h.skip(6000);
-    const workloads = [outdated('a-refused'), rolling('b-slow', h.deps.clock())];
-    const result = await new WaveStep(h.deps, view(workloads), config).run();
+    h.show([outdated('a-refused'), rolling('b-slow', h.clock())]);
+    const result = await h.step();
     expect(patches()).toBe(1);
     // Nothing can change before b-slow's rollout does (an event) or its deadline passes.
     expect('requeueAfterMs' in result && result.requeueAfterMs).toBeGreaterThanOrEqual(FLOOR_MS);
@@ -305,12 +314,13 @@ describe('WaveStep with a full budget', () => {
   it('refused owner + full budget: the event loop stays responsive and the wave runs a bounded number of times', async () => {
     const { apps } = refusingApps();
     const h = harness(apps);
-    await new WaveStep(h.deps, view([outdated('a-refused')]), config).run();
-    expect(h.failures.get(ownerKey('a-refused'))).toBeDefined();
+    h.show([outdated('a-refused')]);
+    await h.step();
+    expect(h.wave.failures.get(ownerKey('a-refused'))).toBeDefined();
 
     h.skip(6000);
-    const workloads = [outdated('a-refused'), rolling('b-slow', h.deps.clock())];
-    const run = await runFor(1500, () => new WaveStep(h.deps, view(workloads), config).run());
+    h.show([outdated('a-refused'), rolling('b-slow', h.clock())]);
+    const run = await runFor(1500, () => h.step());
     expect(run.runs).toBeGreaterThanOrEqual(1);
     // One step, then a wait for b-slow's deadline; a floor of 1 s allows two at most.
     expect(run.runs).toBeLessThanOrEqual(2);
@@ -318,11 +328,13 @@ describe('WaveStep with a full budget', () => {
   });
 });
 
-describe('WaveStep with the API server unreachable mid-wave', () => {
+describe('the wave with the API server unreachable mid-wave', () => {
   const owners = ['a', 'b', 'c'];
   /** The wave over three outdated owners while every write fails to connect. */
-  const outage = (h: Harness): Promise<Run> =>
-    runFor(1000, () => new WaveStep(h.deps, view(owners.map(outdated)), config).run());
+  const outage = (h: Harness): Promise<Run> => {
+    h.show(owners.map(outdated));
+    return runFor(1000, () => h.step());
+  };
 
   it('retries a write that cannot connect through the queue, and marks no owner refused', async () => {
     const h = harness(unreachable());
@@ -333,7 +345,7 @@ describe('WaveStep with the API server unreachable mid-wave', () => {
     expect(retries.length).toBeLessThanOrEqual(6);
     expectResponsive(down);
     // ... and was not the owner's refusal: no back-off, no Event, no failure counted.
-    expect([...h.failures.keys()]).toEqual([]);
+    expect([...h.wave.failures.keys()]).toEqual([]);
     expect(h.reasons).toEqual([]);
     expect(await h.metrics.writeFailures.get()).toMatchObject({ values: [] });
   });
@@ -344,32 +356,33 @@ describe('WaveStep with the API server unreachable mid-wave', () => {
     // The API server is back: a's restart went through and a rolls, holding the one slot,
     // while whatever the outage left behind for b and c has run out.
     h.skip(6000);
-    const workloads = [rolling('a', h.deps.clock()), outdated('b'), outdated('c')];
-    const back = await runFor(1500, () => new WaveStep(h.deps, view(workloads), config).run());
+    h.show([rolling('a', h.clock()), outdated('b'), outdated('c')]);
+    const back = await runFor(1500, () => h.step());
     expect(back.runs).toBeGreaterThanOrEqual(1);
     expect(back.runs).toBeLessThanOrEqual(2);
     expectResponsive(back);
   });
 });
 
-describe('WaveStep with a back-off still running', () => {
+describe('the wave with a back-off still running', () => {
   it('asks to be run again when the back-off ends', async () => {
     const h = harness(refusingApps().apps);
-    h.failures.set(ownerKey('a-refused'), { count: 1, untilMs: h.deps.clock() + 3000 });
-    const result = await new WaveStep(h.deps, view([outdated('a-refused')]), config).run();
+    h.wave.failures.set(ownerKey('a-refused'), { count: 1, untilMs: h.clock() + 3000 });
+    h.show([outdated('a-refused')]);
+    const result = await h.step();
     expect('requeueAfterMs' in result && result.requeueAfterMs).toBeGreaterThan(2000);
     expect('requeueAfterMs' in result && result.requeueAfterMs).toBeLessThanOrEqual(3000);
   });
 
   it('wakes the wave for a back-off that ends while the step runs, after the floor', async () => {
-    const h = harness(refusingApps().apps);
     // Each reading of the wave's clock is 100 ms after the last: the back-off, which kept the
     // owner out of the plan, has ended by the time the step decides when to run again.
     const base = Date.now();
     let readings = 0;
-    h.deps.clock = () => base + 100 * readings++;
-    h.failures.set(ownerKey('a-refused'), { count: 1, untilMs: base + 50 });
-    const result = await new WaveStep(h.deps, view([outdated('a-refused')]), config).run();
+    const h = harness(refusingApps().apps, () => base + 100 * readings++);
+    h.wave.failures.set(ownerKey('a-refused'), { count: 1, untilMs: base + 50 });
+    h.show([outdated('a-refused')]);
+    const result = await h.step();
     expect(readings).toBeGreaterThanOrEqual(2);
     expect(result).toEqual({ requeueAfterMs: FLOOR_MS });
   });

@@ -14,8 +14,8 @@ import {
   mustParseConfig,
   type Workload,
 } from '@outrigger/shared';
-import type { ConfigInForce } from '../src/config-map';
-import { OwnerIndex } from '../src/owner-index';
+import type { ConfigInForce } from '../src/config/config-map';
+import { OwnerIndex } from '../src/watch/owner-index';
 
 const R0 = '0000000000';
 const R1 = '1111111111';

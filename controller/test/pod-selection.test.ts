@@ -1,6 +1,6 @@
 import { REVISION, makeSnapshot, mustParseConfig } from '@outrigger/shared';
-import type { ConfigInForce } from '../src/config-map';
-import { PodSelection, type InjectedPodWatch } from '../src/injected-pods';
+import type { ConfigInForce } from '../src/config/config-map';
+import { PodSelection, type InjectedPodWatch } from '../src/watch/injected-pods';
 
 /** A pod watch that records the selectors it was switched to. */
 function recordingWatch(): InjectedPodWatch & { switches: string[]; synced: boolean } {

@@ -1,7 +1,12 @@
 // The work queue's test harness: a queue on virtual time, and a gate a test opens.
 
 import { firstValueFrom, timer, VirtualTimeScheduler } from 'rxjs';
-import { WorkQueue, type ReconcileEvent, type Result, type WorkQueueOptions } from '../src/queue';
+import {
+  WorkQueue,
+  type ReconcileEvent,
+  type Result,
+  type WorkQueueOptions,
+} from '../src/watch/queue';
 
 /** Lets every pending promise callback run (one macrotask turn drains the microtask queue). */
 export const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

@@ -1,7 +1,7 @@
 // The work queue's depth, its hooks, its start and stop, and a defect of its own: in virtual time.
 
 import { firstValueFrom, timer, VirtualTimeScheduler } from 'rxjs';
-import { QUEUE_DEFAULTS, WorkQueue, WriteLimiter, type Result } from '../src/queue';
+import { QUEUE_DEFAULTS, WorkQueue, WriteLimiter, type Result } from '../src/watch/queue';
 import { VirtualClock, gate, harness } from './queue-harness';
 
 describe('WorkQueue: depth, hooks and lifecycle', () => {

@@ -2,7 +2,7 @@
 // All in virtual time: no test waits for a real clock.
 
 import fc from 'fast-check';
-import { TerminalError, WorkQueue, type ReconcileEvent } from '../src/queue';
+import { TerminalError, WorkQueue, type ReconcileEvent } from '../src/watch/queue';
 import { VirtualClock, gate, harness } from './queue-harness';
 
 describe('WorkQueue: keys', () => {

@@ -1,4 +1,4 @@
-// The caches keep slim objects (src/slim.ts). Every rule must answer the same on the slim
+// The caches keep slim objects (src/watch/slim.ts). Every rule must answer the same on the slim
 // object as on the whole one the API server sent: the owner's assessment and the pod counts,
 // over random workloads and pods shaped like real ones (managedFields, a last-applied
 // annotation, foreign annotations and labels, each kind's strategy and status).
@@ -27,8 +27,8 @@ import {
   type Workload,
   namespaceMeta,
 } from '@outrigger/shared';
-import { countPods } from '../src/pods';
-import { slimNamespace, slimPod, slimWorkload } from '../src/slim';
+import { countPods } from '../src/watch/pods';
+import { slimNamespace, slimPod, slimWorkload } from '../src/watch/slim';
 
 const R0 = '0000000000';
 const R1 = '1111111111';

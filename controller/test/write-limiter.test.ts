@@ -1,7 +1,7 @@
 // The write limiter's promises: never more than burst + rate × window, for any arrivals.
 
 import fc from 'fast-check';
-import { TokenBucket, WriteLimiter } from '../src/queue';
+import { TokenBucket, WriteLimiter } from '../src/watch/queue';
 
 import { VirtualClock } from './queue-harness';
 

@@ -222,7 +222,7 @@ import_images() { # [name...]: only these images (default: every one in the inde
   # chart's defaults injects a sidecar that really starts.
   local repo="${CLUSTER_HERE}/../.." default_proxy
   default_proxy="$(grep -ohE 'image: [^ ]*/proxy(-init)?:[^ ]*' "${repo}/manifests/chart/values.yaml" \
-    "${repo}/shared/src/default-config.ts" | awk '{print $2}' | sort -u | tr '\n' ' ')"
+    "${repo}/shared/src/config/default-config.ts" | awk '{print $2}' | sort -u | tr '\n' ' ')"
   local alias
   for alias in ${default_proxy}; do
     node_ctr images tag --force "$(image_ref demo-proxy)" "${alias}" >/dev/null ||

@@ -1,4 +1,4 @@
-// The list-watch both components build on (kube/src/kube.ts ResilientWatch) against a real API
+// The list-watch both components build on (kube/src/resilient-watch.ts ResilientWatch) against a real API
 // server, through a TCP proxy the test controls: the client's own informer stops for good on
 // errors other than 410 (kubernetes-client/javascript #596, #958). Ours must come back by
 // itself when the connection drops, when the API server cannot be reached for a while, and when

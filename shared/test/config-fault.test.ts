@@ -6,8 +6,8 @@ import { parseConfig } from '../src';
 
 const mockFault = { on: false };
 
-jest.mock('../src/config', () => {
-  const actual = jest.requireActual<typeof import('../src/config')>('../src/config');
+jest.mock('../src/config/config', () => {
+  const actual = jest.requireActual<typeof import('../src/config/config')>('../src/config/config');
   return {
     ...actual,
     readConfig: (value: unknown) => {

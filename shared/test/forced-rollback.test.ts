@@ -1,4 +1,4 @@
-// The forced rollback (shared/src/forced-rollback.ts): a StatefulSet managed OrderedReady whose
+// The forced rollback (shared/src/rollout/forced-rollback.ts): a StatefulSet managed OrderedReady whose
 // canary restart left a pod not Ready on the failed revision is not repaired by reverting its
 // template, as its controller waits for that pod to be Ready before it replaces it. The wave
 // deletes such pods, highest ordinal first, one at a time, never a Ready one; with

@@ -1,4 +1,4 @@
-// The health gate (shared/src/gate.ts) an owner restarted by a wave must pass before the wave
+// The health gate (shared/src/rollout/gate.ts) an owner restarted by a wave must pass before the wave
 // goes on. What it reads is the pod status the kubelet writes: the proxy is an init container
 // with restartPolicy Always (a native sidecar) or a regular container, so its status is in
 // initContainerStatuses or containerStatuses. The rules: the proxy is in trouble when it waits

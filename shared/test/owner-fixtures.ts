@@ -18,7 +18,7 @@ import {
   type WavePlan,
   type WaveState,
 } from '../src';
-import type { Workload } from '../src/rollout-status';
+import type { Workload } from '../src/rollout/rollout-status';
 
 export const R0 = '0000000000';
 export const R1 = '1111111111';

@@ -1,4 +1,4 @@
-// The revision history (shared/src/revision-history.ts): the controller records each accepted
+// The revision history (shared/src/config/revision-history.ts): the controller records each accepted
 // configuration in a ConfigMap, and the webhook gives a pod the revision its template is
 // stamped with while the history holds it. The rules checked here: what is written reads back
 // the same; an entry is what its key says or it is left out, named; the history is bounded by

@@ -6,7 +6,7 @@ import {
   type DeploymentObject,
   type RolloutStatus,
   type StatefulSetObject,
-} from '../src/rollout-status';
+} from '../src/rollout/rollout-status';
 
 // Builders for the three kinds, in the shape the API returns them: every case below starts
 // from a finished rollout and changes only the fields it is about.

@@ -1,4 +1,4 @@
-// Label selectors (shared/src/selector.ts) pick the canary owners, so they must mean what
+// Label selectors (shared/src/kubernetes/selector.ts) pick the canary owners, so they must mean what
 // `kubectl get -l` and every other Kubernetes selector mean: each term must hold, an empty
 // selector matches everything, and NotIn and DoesNotExist hold for a label that is absent.
 // A selector the API server would reject must be rejected by the configuration too, with the

@@ -1,7 +1,7 @@
 // The shape check of the fields injection reads: each wrong type is named by its path, with a
 // bounded quote of the value, and every well-typed or absent field passes.
 
-import { podShapeIssue, workloadShapeIssue } from '../src/shape';
+import { podShapeIssue, workloadShapeIssue } from '../src/admission/shape';
 
 const pod = (spec: Record<string, unknown>, metadata: Record<string, unknown> = {}) => ({
   metadata: { name: 'p', ...metadata },

@@ -118,7 +118,7 @@ export function pod(name: string, proxy: 'running' | 'crashing' | 'starting'): P
 /** Pods still at the old revision, before the owner rolled. */
 export const OLD_PODS: PodCounts = { escaped: 0, outdated: 2, injected: 2 };
 
-/** Pods at the new revision, as controller/src/pods.ts counts them for the gate. */
+/** Pods at the new revision, as controller/src/watch/pods.ts counts them for the gate. */
 export function podsAtRevision(...pods: PodLike[]): PodCounts {
   const atRevision = pods.reduce<RevisionPods | undefined>(
     (c, p) => countRevisionPod(c, p, { proxy: PROXY }),
@@ -166,7 +166,7 @@ export class Cluster {
     });
   }
 
-  /** The writes of a plan, in the order controller/src/wave-step.ts makes them. */
+  /** The writes of a plan, in the order controller/src/wave/wave-runner.ts makes them. */
   carryOut(plan: WavePlan, nowMs: number): void {
     if (plan.resume) this.patchConfigMap(resumePatch(nowMs));
     else if (plan.clearStop) this.patchConfigMap(clearStopPatch());

@@ -16,7 +16,7 @@ import {
   type PodCounts,
   type WaveState,
 } from '../src';
-import type { Workload } from '../src/rollout-status';
+import type { Workload } from '../src/rollout/rollout-status';
 import {
   R0,
   R1,

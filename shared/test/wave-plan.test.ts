@@ -12,7 +12,7 @@ import {
   RESUMED_AT,
   WAVE_STOPPED,
 } from '../src';
-import type { Workload } from '../src/rollout-status';
+import type { Workload } from '../src/rollout/rollout-status';
 import {
   R0,
   R1,

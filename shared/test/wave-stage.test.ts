@@ -1,4 +1,4 @@
-// The wave's stage machine (shared/src/wave-stage.ts), by itself, on owners as the planner
+// The wave's stage machine (shared/src/rollout/wave-stage.ts), by itself, on owners as the planner
 // sums them up (StageOwner). The rules checked here:
 //   canary   - a wave first restarts at most `canary.count` owners that match the canary
 //              selectors, and holds every other rollout;

@@ -1,6 +1,6 @@
-// A wave through planWave (shared/src/wave.ts), step by step, the way the controller runs it:
+// A wave through planWave (shared/src/rollout/wave.ts), step by step, the way the controller runs it:
 // assess every owner from the cluster, plan, carry the plan out as the controller does (the
-// same patches, in the same order as controller/src/wave-step.ts), let the Deployments roll, and
+// same patches, in the same order as controller/src/wave/wave-runner.ts), let the Deployments roll, and
 // plan again. Everything the next step knows comes from what the last one wrote, so these
 // scenarios also check that the stage, the canary marks, the stop and the last good revision
 // survive a restart of the controller. The rules of each piece have their own tests

@@ -1,4 +1,4 @@
-// Maintenance windows (shared/src/windows.ts) decide when a wave may start restarts. The rules:
+// Maintenance windows (shared/src/rollout/windows.ts) decide when a wave may start restarts. The rules:
 // a window is a span of local wall-clock time in an IANA zone on chosen days; a span whose end
 // is not after its start runs past midnight and belongs to the day it starts on; 24:00 is the
 // midnight that ends the day; spans are half-open (open at start, closed at end); no windows

@@ -247,7 +247,7 @@ const MAX_WARNING = 256;
 const clip = (w: string): string =>
   w.length <= MAX_WARNING ? w : `${w.slice(0, MAX_WARNING - 3)}...`;
 
-/** The base64 of frozen patches, which injection shares between pods (shared/src/inject.ts). */
+/** The base64 of frozen patches, which injection shares between pods (shared/src/admission/inject.ts). */
 const encoded = new WeakMap<readonly AddOperation[], string>();
 
 /** The patch as base64 of its JSON, as the response carries it; once for a shared patch. */

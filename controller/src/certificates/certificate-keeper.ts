@@ -7,16 +7,16 @@ import { X509Certificate } from 'node:crypto';
 import { type V1MutatingWebhookConfiguration, type V1Secret } from '@kubernetes/client-node';
 import { CA_SECRET_NAME, FIELD_MANAGER, TLS_SECRET_NAME, formatTime } from '@outrigger/shared';
 import { httpStatus, isConflict, type KubeApi } from '@outrigger/kube';
-import { ObjectCache } from './cache';
+import { ObjectCache } from '../watch/cache';
 import {
   assertSignerInstalled,
   planCertificates,
   type CertificatePlan,
   type CertificatePolicy,
 } from './certificates';
-import type { CertificateFlags } from './flags';
-import type { Logger } from './log';
-import type { Result } from './queue';
+import type { CertificateFlags } from '../flags';
+import type { Logger } from '../log';
+import type { Result } from '../watch/queue';
 
 export const CERTIFICATES_KEY = 'Certificates';
 /** Looked at again at least this often, whatever the plan says. */

@@ -20,7 +20,7 @@ export interface ConfigInForce {
 /**
  * What a wave step reads from the ConfigMap, as one string: the object's identity, its data and
  * its annotations but the stage record and the last good revision. Those two the controller
- * writes itself, after a step decided with them (shared/src/wave-stage.ts): reading them back
+ * writes itself, after a step decided with them (shared/src/rollout/wave-stage.ts): reading them back
  * changes no plan, so they call for no step of their own (docs/controller.md, "Keys and the work
  * queue").
  */

@@ -5,9 +5,9 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { ObjectRef } from '@outrigger/kube';
 import type { ConfigProblem } from '@outrigger/shared';
-import type { EventRecorder } from './events';
-import type { Logger } from './log';
-import type { ControllerMetrics } from './metrics';
+import type { EventRecorder } from '../events';
+import type { Logger } from '../log';
+import type { ControllerMetrics } from '../metrics';
 
 export interface ConfigProblemDeps {
   configMap: ObjectRef;

@@ -1,5 +1,5 @@
 // The history reconcile: records the configuration in force in the revision history ConfigMap
-// (`<config-map>-history`, shared/src/revision-history.ts), which the webhook reads to give a
+// (`<config-map>-history`, shared/src/config/revision-history.ts), which the webhook reads to give a
 // pod the revision its template is pinned to. Creates the ConfigMap the first time; afterwards
 // a merge patch that adds the new revision and drops the oldest beyond `rollout.history`, never
 // the last good one. Every write carries the resourceVersion it was decided on.
@@ -14,9 +14,9 @@ import {
   type Labels,
 } from '@outrigger/shared';
 import type { ConfigInForce } from './config-map';
-import type { Logger } from './log';
-import type { ControllerMetrics } from './metrics';
-import type { Result } from './queue';
+import type { Logger } from '../log';
+import type { ControllerMetrics } from '../metrics';
+import type { Result } from '../watch/queue';
 
 export const HISTORY_KEY = 'History';
 

@@ -3,7 +3,7 @@
 
 import type { V1Pod } from '@kubernetes/client-node';
 import type { ResilientWatch } from '@outrigger/kube';
-import type { ConfigInForce } from './config-map';
+import type { ConfigInForce } from '../config/config-map';
 import { injectedPodSelector } from './pods';
 import { podWatch, type WatchDeps } from './watches';
 

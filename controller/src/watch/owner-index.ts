@@ -1,7 +1,7 @@
 // Every owner the controller knows, kept current by the watches' deltas: its workload (slim,
 // with our own latest write laid over a stale cache entry), its pods, and its assessment. An
 // event marks the owners it touches; the next wave step assesses those again and no others, and
-// plans over the owners that can matter (shared/src/quiet-owners.ts). The owners restarted by a
+// plans over the owners that can matter (shared/src/rollout/quiet-owners.ts). The owners restarted by a
 // wave in flight are assessed every step, as their deadlines move with the clock. Only a new
 // configuration assesses every owner again. So one owner's event costs the same in a cluster
 // of ten thousand owners as in one of ten, and the per-state counts are kept as they change.
@@ -25,7 +25,7 @@ import {
   type Workload,
   namespaceMeta,
 } from '@outrigger/shared';
-import type { ConfigInForce } from './config-map';
+import type { ConfigInForce } from '../config/config-map';
 import { countPods, noPods, podOwnerKey } from './pods';
 
 export type PodSet = 'escaped' | 'injected';

@@ -1,16 +1,16 @@
 // The controller's work queue: handlers add keys, and each key is reconciled by one worker at a
 // time, with client-go's workqueue semantics (merged duplicates, dirty/processing sets, retries).
 
-// From rxjs's own modules (its package exports them): its index loads all 223 of its modules,
-// nearly half of what the controller loaded at start.
-import { lastValueFrom } from 'rxjs/internal/lastValueFrom';
-import { defer } from 'rxjs/internal/observable/defer';
-import { timer } from 'rxjs/internal/observable/timer';
-import { mergeMap } from 'rxjs/internal/operators/mergeMap';
-import { asyncScheduler } from 'rxjs/internal/scheduler/async';
-import { Subject } from 'rxjs/internal/Subject';
-import { Subscription } from 'rxjs/internal/Subscription';
-import type { SchedulerLike } from 'rxjs/internal/types';
+import {
+  asyncScheduler,
+  defer,
+  lastValueFrom,
+  mergeMap,
+  Subject,
+  Subscription,
+  timer,
+  type SchedulerLike,
+} from 'rxjs';
 import { backoffDelay, type BackoffOptions } from '@outrigger/kube';
 
 /**

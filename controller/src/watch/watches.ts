@@ -28,9 +28,9 @@ import {
   type StampedKind,
   type Workload,
 } from '@outrigger/shared';
-import type { CertificateFlags } from './flags';
-import type { Logger } from './log';
-import type { ControllerMetrics } from './metrics';
+import type { CertificateFlags } from '../flags';
+import type { Logger } from '../log';
+import type { ControllerMetrics } from '../metrics';
 import type { PodSet } from './owner-index';
 import { slimNamespace, slimPod, slimWorkload } from './slim';
 

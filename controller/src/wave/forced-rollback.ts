@@ -1,11 +1,11 @@
 // The forced rollback's one write of its own: deleting a pod a rollback left not Ready on the
 // failed revision, so that its StatefulSet recreates it from the reverted template
-// (shared/src/forced-rollback.ts decides which pod, and when). The pod's uid and resourceVersion
+// (shared/src/rollout/forced-rollback.ts decides which pod, and when). The pod's uid and resourceVersion
 // are preconditions: a pod that changed since the plan saw it (became Ready, was replaced) is
 // not deleted, and the wave decides again. A pod already gone is no failure. Then the owner
 // records it (FORCED_ROLLBACK, which `outrigger status` reads) and an Event says what was done.
 
-import { httpStatus, type KubeApi } from '@outrigger/kube';
+import { httpStatus } from '@outrigger/kube';
 import {
   RESTARTED_REVISION,
   forcedRecordPatch,
@@ -14,52 +14,41 @@ import {
   type PodDeletion,
   type Workload,
 } from '@outrigger/shared';
-import { workloadSubject, type EventRecorder } from './events';
-import type { Logger } from './log';
-import type { ControllerMetrics } from './metrics';
+import { workloadSubject, type EventRecorder } from '../events';
+import type { Logger } from '../log';
+import type { ControllerMetrics } from '../metrics';
 import { FORCED_ROLLBACK_EVENT, forcedRollbackMessage } from './wave-messages';
+import type { WaveWrites } from './wave-writes';
 
+/** What a forced rollback reports through, given once when the wave is built. */
 export interface ForcedRollbackDeps {
-  api: KubeApi;
-  /** Waits for a write token; throws when this replica may no longer write. */
-  acquireWrite: () => Promise<void>;
-  onWrite: (resource: string, verb: string) => void;
   events: EventRecorder;
   metrics: ControllerMetrics;
   logger: Logger;
-  /** Runs one write; a conflict (a precondition that failed) gives undefined. */
-  write: <T>(what: string, call: () => Promise<T>) => Promise<T | undefined>;
-  /** Patches the owner the way the wave's other writes do. */
-  patchWorkload: (workload: Workload, body: object) => Promise<Workload | undefined>;
+}
+
+/** The pod and its owner, as the step that deletes it holds them. */
+export interface StuckPod {
+  deletion: PodDeletion;
+  workload: Workload;
 }
 
 /** Deletes the pod of `deletion`; a refusal other than 404 is thrown for the wave to hold. */
 export async function deleteStuckPod(
   deps: ForcedRollbackDeps,
-  deletion: PodDeletion,
-  workload: Workload,
+  writes: WaveWrites,
+  { deletion, workload }: StuckPod,
   nowMs: number,
 ): Promise<void> {
-  const { namespace } = deletion.owner;
-  const { name, uid, resourceVersion } = deletion.pod;
-  await deps.acquireWrite();
-  deps.onWrite('pods', 'delete');
-  const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`;
-  const options = {
-    apiVersion: 'v1',
-    kind: 'DeleteOptions',
-    preconditions: { ...(uid ? { uid } : {}), ...(resourceVersion ? { resourceVersion } : {}) },
-  };
-  let deleted: unknown;
+  const { name } = deletion.pod;
+  let deleted: boolean;
   try {
-    deleted = await deps.write(`Pod ${namespace}/${name}`, () =>
-      deps.api.delete(path, undefined, options),
-    );
+    deleted = await writes.deletePod(deletion.owner.namespace, deletion.pod);
   } catch (err) {
     if (httpStatus(err) === 404) return;
     throw err;
   }
-  if (deleted === undefined) return;
+  if (!deleted) return;
   deps.metrics.forcedRollbackDeletions.inc();
   const to = workload.metadata?.annotations?.[RESTARTED_REVISION] ?? 'the last good revision';
   deps.logger.info('deleted a pod its rollback left not Ready (forced rollback)', {
@@ -76,5 +65,5 @@ export async function deleteStuckPod(
     once: null,
   });
   const had = readForcedRecord(workload.metadata?.annotations);
-  await deps.patchWorkload(workload, forcedRecordPatch(had, deletion.from, name, nowMs));
+  await writes.patchWorkload(workload, forcedRecordPatch(had, deletion.from, name, nowMs));
 }

@@ -1,5 +1,5 @@
 // How long the wave leaves an owner alone after the API server refused its write, and the
-// shortest wait of any wave step (wave-step.ts).
+// shortest wait of any wave step (wave-runner.ts).
 
 /**
  * An owner whose writes the API server refused `count` times in a row. Until `untilMs` it is

@@ -1,43 +1,37 @@
-// What a wave step (wave-step.ts) reads, what it is given, and what it carries out of its plan:
-// the contract the step and the wave's record on the ConfigMap (wave-record.ts) share.
+// What the wave (wave-runner.ts) is built with, what it reads, and what one step carries out of its
+// plan: the contract the step, the wave's record on the ConfigMap (wave-record.ts) and the
+// forced rollback (forced-rollback.ts) share.
 
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import type { KubeApi, ObjectRef } from '@outrigger/kube';
+import type { ObjectRef } from '@outrigger/kube';
 import type { WavePlan, WaveReportEntry, Workload } from '@outrigger/shared';
-import type { EventRecorder } from './events';
-import type { Logger } from './log';
-import type { ControllerMetrics } from './metrics';
-import type { OwnerBackoff } from './owner-backoff';
-import type { AssessedFleet } from './owner-index';
+import type { ConfigInForce } from '../config/config-map';
+import type { EventRecorder } from '../events';
+import type { Logger } from '../log';
+import type { ControllerMetrics } from '../metrics';
+import type { AssessedFleet } from '../watch/owner-index';
+import type { WaveWrites, WriteDeps } from './wave-writes';
 
-/** What the wave reads: the caches, as they stand. */
+/** What the wave reads: the caches, as they stand when it asks. */
 export interface WaveView {
-  configMap: V1ConfigMap | undefined;
-  /** The owners assessed at this time: those that can matter to the plan, and counts of all. */
-  assess: (nowMs: number) => AssessedFleet;
+  /** The configuration ConfigMap, as its watch last saw it. */
+  configMap: () => V1ConfigMap | undefined;
+  /** The owners assessed for `config` at this time: those that can matter, and counts of all. */
+  assess: (config: ConfigInForce, nowMs: number) => AssessedFleet;
   /** An owner's workload by ownerKey, with our own latest write laid over a stale cache. */
   workload: (key: string) => Workload | undefined;
   /** Whether the pods at the current revision are listed, which the health gate waits for. */
-  podsSynced: boolean;
+  podsSynced: () => boolean;
 }
 
-export interface WaveDeps {
-  api: KubeApi;
+/** What the wave is built with, once: it keeps these for as long as the controller runs. */
+export interface WaveDeps extends WriteDeps {
+  view: WaveView;
   configMapRef: ObjectRef;
-  systemNamespace: string;
   clock: () => number;
-  /** Waits for a write token; throws when this replica may no longer write. */
-  acquireWrite: () => Promise<void>;
-  onWrite: (resource: string, verb: string) => void;
-  /** A workload as our write left it (slim), until the cache has caught up with the write. */
-  onWritten: (before: Workload, after: Workload) => void;
   events: EventRecorder;
-  /** Dry-run restarts already logged (owner, revision, reason), kept across runs. */
-  dryRunReported: Set<string>;
   /** Whether the webhook answers its readiness probe; asked only when a heal is planned. */
   webhookReady: () => Promise<boolean>;
-  /** Owners whose last write the API server refused, by ownerKey: kept across steps. */
-  failures: Map<string, OwnerBackoff>;
   metrics: ControllerMetrics;
   logger: Logger;
   /**
@@ -45,6 +39,13 @@ export interface WaveDeps {
    * its pod watch to the pods at the current revision only while it is.
    */
   onJudging: (judging: boolean) => void;
+}
+
+/** One step as the record sees it: the revision it plans for, the ConfigMap it read, its writes. */
+export interface StepContext {
+  config: ConfigInForce;
+  configMap: V1ConfigMap | undefined;
+  writes: WaveWrites;
 }
 
 /**

@@ -3,8 +3,8 @@
 // owner that stopped it). Every write carries the ConfigMap's resourceVersion as the step read
 // it, so a record decided on a stale cache fails instead of undoing a newer one.
 
+import type { ObjectRef } from '@outrigger/kube';
 import {
-  FIELD_MANAGER,
   clearStopPatch,
   formatTime,
   ownerKey,
@@ -12,64 +12,55 @@ import {
   stagePatch,
   waveStopPatch,
 } from '@outrigger/shared';
-import type { ConfigInForce } from './config-map';
-import { workloadSubject, type EventSubject } from './events';
-import type { ActedOn, WaveDeps, WaveView } from './wave-contract';
+import { workloadSubject, type EventRecorder, type EventSubject } from '../events';
+import type { Logger } from '../log';
+import type { ControllerMetrics } from '../metrics';
+import type { ActedOn, StepContext, WaveView } from './wave-contract';
 
-export interface WaveRecordOptions {
-  deps: WaveDeps;
-  view: WaveView;
-  config: ConfigInForce;
-  /** Runs one write; undefined when it met a stale resourceVersion (WaveStep counts those). */
-  write: <T>(what: string, call: () => Promise<T>) => Promise<T | undefined>;
+/** What the record is built with, once. */
+export interface WaveRecordDeps {
+  configMapRef: ObjectRef;
+  view: Pick<WaveView, 'workload'>;
+  events: EventRecorder;
+  metrics: ControllerMetrics;
+  logger: Logger;
 }
 
 export class WaveRecord {
-  constructor(private readonly options: WaveRecordOptions) {}
+  constructor(private readonly deps: WaveRecordDeps) {}
 
   /**
    * The plan's resume, stop or cleared stop; false when the write met a stale cache. The
    * restarts of a plan assume its stop or resume is recorded: without it, none is made.
    */
-  async stopOrResume(plan: ActedOn, nowMs: number): Promise<boolean> {
-    if (plan.resume) return this.resume(nowMs);
-    if (plan.stop) return this.stop(plan, nowMs);
-    return !plan.clearStop || this.patch(clearStopPatch());
+  async stopOrResume(plan: ActedOn, step: StepContext, nowMs: number): Promise<boolean> {
+    if (plan.resume) return this.resume(step, nowMs);
+    if (plan.stop) return this.stop(plan, step, nowMs);
+    return !plan.clearStop || this.patch(step, clearStopPatch());
   }
 
-  private async patch(body: Record<string, unknown>): Promise<boolean> {
-    const { deps, view } = this.options;
-    const rv = view.configMap?.metadata?.resourceVersion;
-    await deps.acquireWrite();
-    deps.onWrite('configmaps', 'patch');
-    const { namespace, name } = deps.configMapRef;
-    const written = await this.options.write(`ConfigMap ${namespace}/${name}`, () =>
-      deps.api.patch(
-        `/api/v1/namespaces/${namespace}/configmaps/${name}`,
-        rv ? withResourceVersion(body, rv) : body,
-        'merge',
-        { fieldManager: FIELD_MANAGER },
-      ),
-    );
-    return written !== undefined;
+  private patch(step: StepContext, body: Record<string, unknown>): Promise<boolean> {
+    const rv = step.configMap?.metadata?.resourceVersion;
+    return step.writes.patchConfigMap(this.deps.configMapRef, body, rv);
   }
 
-  private subject(): EventSubject {
-    const { namespace, name } = this.options.deps.configMapRef;
+  private subject(step: StepContext): EventSubject {
+    const { namespace, name } = this.deps.configMapRef;
     return {
       apiVersion: 'v1',
       kind: 'ConfigMap',
       namespace,
       name,
-      uid: this.options.view.configMap?.metadata?.uid,
+      uid: step.configMap?.metadata?.uid,
     };
   }
 
-  private async stop(plan: ActedOn, nowMs: number): Promise<boolean> {
+  private async stop(plan: ActedOn, step: StepContext, nowMs: number): Promise<boolean> {
     const stop = plan.stop;
     if (!stop) return true;
-    const { deps, config, view } = this.options;
-    const ok = await this.patch(waveStopPatch({ stop, revision: config.revision, nowMs }));
+    const { deps } = this;
+    const { config } = step;
+    const ok = await this.patch(step, waveStopPatch({ stop, revision: config.revision, nowMs }));
     if (!ok) return false;
     if (stop.reason !== 'proxy-failing') deps.metrics.stalls.inc({ reason: stop.reason });
     deps.metrics.gateFailures.inc({ reason: stop.reason });
@@ -79,7 +70,7 @@ export class WaveRecord {
       detail: stop.detail,
       resume: `kubectl annotate configmap -n ${deps.configMapRef.namespace} ${deps.configMapRef.name} outrigger.dev/resume=now`,
     });
-    const w = view.workload(ownerKey(stop.owner));
+    const w = deps.view.workload(ownerKey(stop.owner));
     const message = `${stop.reason}: ${stop.detail}. The wave to revision ${config.revision} is stopped until the configuration changes or an admin resumes it (annotate ConfigMap ${deps.configMapRef.namespace}/${deps.configMapRef.name} outrigger.dev/resume=now)`;
     const rollback =
       config.config.rollout.onFailure === 'rollback'
@@ -95,7 +86,7 @@ export class WaveRecord {
         once: null,
       });
     await deps.events.record({
-      subject: this.subject(),
+      subject: this.subject(step),
       type: 'Warning',
       reason: 'WaveStopped',
       message: `${ownerKey(stop.owner)} ${message}.${rollback}`,
@@ -105,8 +96,9 @@ export class WaveRecord {
   }
 
   /** Says once per revision and opening that restarts wait for a maintenance window. */
-  async windowWait(plan: ActedOn): Promise<void> {
-    const { deps, config } = this.options;
+  async windowWait(plan: ActedOn, step: StepContext): Promise<void> {
+    const { deps } = this;
+    const { config } = step;
     const opens = plan.nextWindowMs;
     if (!plan.windowClosed) return;
     const when =
@@ -114,7 +106,7 @@ export class WaveRecord {
         ? 'no window opens within a week'
         : `the next opens at ${formatTime(opens)}`;
     await deps.events.record({
-      subject: this.subject(),
+      subject: this.subject(step),
       type: 'Normal',
       reason: 'WaveWaiting',
       message: `restarts of the wave to revision ${config.revision} wait for a maintenance window: ${when}`,
@@ -123,9 +115,10 @@ export class WaveRecord {
   }
 
   /** Records a stage the wave reached (soaking, rolling, complete) on the ConfigMap. */
-  async stage(plan: ActedOn): Promise<void> {
-    const { deps, config } = this.options;
-    const ok = await this.patch(stagePatch(plan.record, plan.lastGood));
+  async stage(plan: ActedOn, step: StepContext): Promise<void> {
+    const { deps } = this;
+    const { config } = step;
+    const ok = await this.patch(step, stagePatch(plan.record, plan.lastGood));
     if (!ok) return;
     deps.logger.info('wave stage', {
       revision: config.revision,
@@ -134,7 +127,7 @@ export class WaveRecord {
       lastGood: plan.lastGood ?? null,
     });
     await deps.events.record({
-      subject: this.subject(),
+      subject: this.subject(step),
       type: 'Normal',
       reason: plan.stage === 'complete' ? 'WaveComplete' : 'WaveStage',
       message: `revision ${config.revision}: ${plan.stage}: ${plan.stageDetail}`,
@@ -142,13 +135,14 @@ export class WaveRecord {
     });
   }
 
-  private async resume(nowMs: number): Promise<boolean> {
-    const { deps, config } = this.options;
-    const ok = await this.patch(resumePatch(nowMs));
+  private async resume(step: StepContext, nowMs: number): Promise<boolean> {
+    const { deps } = this;
+    const { config } = step;
+    const ok = await this.patch(step, resumePatch(nowMs));
     if (!ok) return false;
     deps.logger.info('the wave resumed by the admin', { revision: config.revision });
     await deps.events.record({
-      subject: this.subject(),
+      subject: this.subject(step),
       type: 'Normal',
       reason: 'WaveResumed',
       message: `the wave to revision ${config.revision} resumed`,
@@ -156,13 +150,4 @@ export class WaveRecord {
     });
     return true;
   }
-}
-
-/** A merge patch that applies only to the resourceVersion it was decided on. */
-export function withResourceVersion(
-  body: Record<string, unknown>,
-  rv: string,
-): Record<string, unknown> {
-  const metadata = (body.metadata ?? {}) as Record<string, unknown>;
-  return { ...body, metadata: { ...metadata, resourceVersion: rv } };
 }

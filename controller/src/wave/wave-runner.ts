@@ -1,25 +1,17 @@
-// WaveStep, the wave reconcile: one key for the whole cluster, because the budget of rollouts
-// at once is cluster-wide and the wave's stop holds for every owner. It reads the owners as the
-// index last assessed them (owner-index.ts: only those an event touched are assessed again) and
-// plans the wave over those that can matter (shared/src/quiet-owners.ts, pure), then carries the
-// plan out: restarts, completions, the wave's record on the ConfigMap (wave-record.ts), Events
-// and metrics. Running it twice does nothing the second time: every decision is read back from the
-// cluster, and each write carries the resourceVersion it was decided on, so a write from a stale
-// cache fails instead of repeating.
+// The wave: one key for the whole cluster (WAVE_KEY), because the budget of rollouts at once is
+// cluster-wide and the wave's stop holds for every owner. Built once with what it reads and
+// writes through, it keeps what one step must remember for the next (owners whose write was
+// refused, the dry-run restarts already logged). Each step reads the owners as the index last
+// assessed them (owner-index.ts: only those an event touched are assessed again), plans the wave
+// over those that can matter (shared/src/rollout/quiet-owners.ts, pure), and carries the plan
+// out: the wave's record on the ConfigMap (wave-record.ts), completions, restarts, forced
+// rollbacks (forced-rollback.ts), Events and metrics. Running a step twice does nothing the
+// second time: every decision is read back from the cluster, and each write carries the
+// resourceVersion it was decided on, so a write from a stale cache fails instead of repeating.
 
+import { apiErrorMessage, backoffDelay, isRefusal, WORKLOAD_RESOURCES } from '@outrigger/kube';
 import {
-  apiErrorMessage,
-  backoffDelay,
-  isConflict,
-  isRefusal,
-  WORKLOAD_RESOURCES,
-  workloadClient,
-} from '@outrigger/kube';
-import { FIELD_MANAGER, RESTARTED_REVISION } from '@outrigger/shared';
-import type { ConfigInForce } from './config-map';
-import { workloadSubject } from './events';
-import type { AssessedFleet } from './owner-index';
-import {
+  RESTARTED_REVISION,
   completionPatch,
   earliest,
   ownerKey,
@@ -28,18 +20,26 @@ import {
   restartPatch,
   type OwnerAssessment,
   type OwnerRef,
-  type WaveReportEntry,
   type RestartOrder,
   type WavePlan,
+  type WaveReportEntry,
+  type Workload,
 } from '@outrigger/shared';
-import type { Result } from './queue';
-import { slimWorkload } from './slim';
-import { deleteStuckPod, type ForcedRollbackDeps } from './forced-rollback';
-import { MIN_RECHECK_MS, OWNER_BACKOFF_BASE_MS, OWNER_BACKOFF_CAP_MS } from './owner-backoff';
+import type { ConfigInForce } from '../config/config-map';
+import { workloadSubject } from '../events';
+import type { AssessedFleet } from '../watch/owner-index';
+import type { Result } from '../watch/queue';
+import { deleteStuckPod } from './forced-rollback';
+import {
+  MIN_RECHECK_MS,
+  OWNER_BACKOFF_BASE_MS,
+  OWNER_BACKOFF_CAP_MS,
+  type OwnerBackoff,
+} from './owner-backoff';
+import type { ActedOn, StepContext, WaveDeps } from './wave-contract';
 import { RESTART_EVENT, reportEvent, restartMessage } from './wave-messages';
-import { WaveRecord, withResourceVersion } from './wave-record';
-import type { ActedOn, WaveDeps, WaveView } from './wave-contract';
-import type { Workload } from '@outrigger/shared';
+import { WaveRecord } from './wave-record';
+import { WaveWrites, withResourceVersion } from './wave-writes';
 
 export const WAVE_KEY = 'Wave';
 
@@ -51,33 +51,36 @@ function refOfWorkload(workload: Workload): OwnerRef {
   };
 }
 
-/** One wave step: what a reconcile of WAVE_KEY does. */
-export class WaveStep {
-  private conflicts = 0;
-  private refusals = 0;
+/** One step in progress: its context, and what it counts for the next plan. */
+interface Step extends StepContext {
+  /** Owners whose write the API server refused in this step. */
+  refusals: number;
   /** The report's detail of each owner this step restarts, for its log line and Event. */
-  private readonly details = new Map<string, string>();
+  details: Map<string, string>;
+}
 
-  constructor(
-    private readonly deps: WaveDeps,
-    private readonly view: WaveView,
-    private readonly config: ConfigInForce,
-  ) {}
+export class WaveRunner {
+  /** Owners whose last write the API server refused, by ownerKey, with when to try again. */
+  readonly failures = new Map<string, OwnerBackoff>();
+  /** Dry-run restarts already logged (owner, revision, reason). */
+  private readonly dryRunReported = new Set<string>();
+  private readonly record: WaveRecord;
 
-  /** A forced rollback's delete writes the step's own way. */
-  private get forcing(): ForcedRollbackDeps {
-    return {
-      ...this.deps,
-      write: (what, call) => this.write(what, call),
-      patchWorkload: (workload, body) => this.patchWorkload(workload, body),
-    };
+  constructor(private readonly deps: WaveDeps) {
+    this.record = new WaveRecord(deps);
   }
 
-  async run(): Promise<Result> {
-    const { deps, view, config } = this;
+  /**
+   * One step of the wave to `config`, writing only with `acquireWrite`'s permission (the term of
+   * leadership that runs it). The queue runs one step at a time.
+   */
+  async step(config: ConfigInForce, acquireWrite: () => Promise<void>): Promise<Result> {
+    const { deps } = this;
+    const { view } = deps;
     const nowMs = deps.clock();
-    const fleet = view.assess(nowMs);
-    for (const key of deps.failures.keys()) if (!view.workload(key)) deps.failures.delete(key);
+    const fleet = view.assess(config, nowMs);
+    for (const key of this.failures.keys()) if (!view.workload(key)) this.failures.delete(key);
+    const configMap = view.configMap();
     const input = {
       // An owner whose restart was refused waits out its back-off: it holds no slot the next
       // owner could use, and a canary backing off still holds the canary stage.
@@ -86,36 +89,44 @@ export class WaveStep {
       ),
       revision: config.revision,
       rollout: config.config.rollout,
-      wave: readWave(view.configMap?.metadata?.annotations),
+      wave: readWave(configMap?.metadata?.annotations),
       nowMs,
-      podsSynced: view.podsSynced,
+      podsSynced: view.podsSynced(),
+    };
+    const step: Step = {
+      config,
+      configMap,
+      writes: new WaveWrites(deps, acquireWrite),
+      refusals: 0,
+      details: new Map(),
     };
     // Early in a wave the plan reports on every owner still due, thousands of them, and the
     // writes below take seconds: only what is acted on is kept across them, so the rest of the
     // plan dies young instead of reaching V8's old generation (docs/benchmarks.md, "Controller").
-    let plan = this.actedOn(planFleet(input, fleet));
+    let plan = this.actedOn(planFleet(input, fleet), step);
     if (plan.restart.some((o) => o.kind === 'heal') && !(await deps.webhookReady()))
-      plan = this.actedOn(planFleet({ ...input, webhookReady: false }, fleet));
+      plan = this.actedOn(planFleet({ ...input, webhookReady: false }, fleet), step);
     this.observe(fleet, plan);
-    await this.carryOut(plan, nowMs);
-    return this.next(plan.recheckAtMs, nowMs);
+    await this.carryOut(plan, step, nowMs);
+    return this.next(step, plan.recheckAtMs, nowMs);
   }
 
   /** The plan cut to what carryOut writes, logs or reports. */
-  private actedOn(plan: WavePlan): ActedOn {
+  private actedOn(plan: WavePlan, step: Step): ActedOn {
+    const { config } = step.config;
     const restarting = new Set(plan.restart.map((o) => ownerKey(o.owner)));
-    const dryRun = this.config.config.rollout.mode === 'dry-run';
+    const dryRun = config.rollout.mode === 'dry-run';
     const report: WaveReportEntry[] = [];
     let windowClosed = false;
     let judging = false;
-    this.details.clear();
+    step.details.clear();
     for (const e of plan.report) {
       const key = ownerKey(e.owner);
-      if (restarting.has(key)) this.details.set(key, e.detail);
+      if (restarting.has(key)) step.details.set(key, e.detail);
       if (e.reason === 'window-closed') windowClosed = true;
       // A forced rollback reads the pods at the failed revision, which is the current one.
       if (e.gate !== undefined || e.reason === 'forced-rollback') judging = true;
-      if ((dryRun && e.action === 'restart') || reportEvent(e, this.config.config)) report.push(e);
+      if ((dryRun && e.action === 'restart') || reportEvent(e, config)) report.push(e);
     }
     // A new object with the plan's fields and the cut report: the plan's own report dies here.
     // A rollback still rolling may need a forced rollback, which reads the pods it left: widen.
@@ -130,15 +141,15 @@ export class WaveStep {
    * change it (a rollout completing, a slot freeing, an admin's resume) arrives as a watch event.
    * `plannedAtMs` is the time the plan was made at, which decided who was backing off.
    */
-  private next(recheckAtMs: number | undefined, plannedAtMs: number): Result {
-    if (this.refusals > 0 || this.conflicts > 0) return { requeueAfterMs: MIN_RECHECK_MS };
+  private next(step: Step, recheckAtMs: number | undefined, plannedAtMs: number): Result {
+    if (step.refusals > 0 || step.writes.conflicts > 0) return { requeueAfterMs: MIN_RECHECK_MS };
     const recheck = earliest([recheckAtMs, this.retryAtMs(plannedAtMs)]);
     if (recheck === undefined) return { done: true };
     return { requeueAfterMs: Math.max(MIN_RECHECK_MS, recheck - this.deps.clock()) };
   }
 
   private backingOff(assessment: OwnerAssessment, nowMs: number): boolean {
-    const failed = this.deps.failures.get(ownerKey(assessment.owner));
+    const failed = this.failures.get(ownerKey(assessment.owner));
     return failed !== undefined && failed.untilMs > nowMs && !assessment.inFlight;
   }
 
@@ -149,7 +160,7 @@ export class WaveStep {
    * by an event.
    */
   private retryAtMs(plannedAtMs: number): number | undefined {
-    const running = [...this.deps.failures.values()].filter((f) => f.untilMs > plannedAtMs);
+    const running = [...this.failures.values()].filter((f) => f.untilMs > plannedAtMs);
     return earliest(running.map((f) => f.untilMs));
   }
 
@@ -161,62 +172,55 @@ export class WaveStep {
     this.deps.onJudging(plan.judging);
   }
 
-  private async carryOut(plan: ActedOn, nowMs: number) {
+  private async carryOut(plan: ActedOn, step: Step, nowMs: number) {
+    const { record } = this;
     // When the stop or resume met a stale cache, none of the restarts is made: the step runs
     // again once the watch caught up.
-    const record = new WaveRecord({
-      deps: this.deps,
-      view: this.view,
-      config: this.config,
-      write: (what, call) => this.write(what, call),
-    });
-    if (!(await record.stopOrResume(plan, nowMs))) return;
-    if (plan.record || plan.lastGood) await record.stage(plan);
-    await record.windowWait(plan);
-    for (const owner of plan.complete) await this.writeOwner(owner, nowMs, (w) => this.complete(w));
+    if (!(await record.stopOrResume(plan, step, nowMs))) return;
+    if (plan.record || plan.lastGood) await record.stage(plan, step);
+    await record.windowWait(plan, step);
+    for (const owner of plan.complete)
+      await this.writeOwner(step, owner, nowMs, (w) => this.complete(step, w));
     for (const order of plan.restart)
-      await this.writeOwner(order.owner, nowMs, (w) => this.restart(order, w, nowMs));
+      await this.writeOwner(step, order.owner, nowMs, (w) => this.restart(step, order, w, nowMs));
     for (const deletion of plan.deletePods)
-      await this.writeOwner(deletion.owner, nowMs, (w) =>
-        deleteStuckPod(this.forcing, deletion, w, nowMs),
+      await this.writeOwner(step, deletion.owner, nowMs, (w) =>
+        deleteStuckPod(this.deps, step.writes, { deletion, workload: w }, nowMs),
       );
-    await this.report(plan.report);
+    await this.report(step, plan.report);
   }
 
   /**
    * One owner's write, kept from failing the wave: an owner whose patch is refused (a policy
    * webhook, a quota, a validation error) gets a Warning Event and an exponential back-off,
-   * and the wave goes on with the others. A conflict is not a failure (see write()). Anything
+   * and the wave goes on with the others. A conflict is not a failure (see WaveWrites). Anything
    * else says nothing about the owner (the API server unreachable or overloaded, a timeout,
    * leadership lost): it fails the step, which the queue retries with its own back-off.
    */
   private async writeOwner(
+    step: Step,
     ref: OwnerRef,
     nowMs: number,
     act: (w: Workload) => Promise<void>,
   ): Promise<void> {
     const key = ownerKey(ref);
-    const w = this.view.workload(key);
-    const failed = this.deps.failures.get(key);
+    const w = this.deps.view.workload(key);
+    const failed = this.failures.get(key);
     if (!w || (failed && failed.untilMs > nowMs)) return;
     try {
       await act(w);
-      this.deps.failures.delete(key);
+      this.failures.delete(key);
     } catch (err) {
       if (!isRefusal(err)) throw err;
-      await this.refused(w, key, err, nowMs);
+      step.refusals += 1;
+      await this.refused(step, w, err, nowMs);
     }
   }
 
-  private async refused(
-    workload: Workload,
-    key: string,
-    err: unknown,
-    nowMs: number,
-  ): Promise<void> {
+  private async refused(step: Step, workload: Workload, err: unknown, nowMs: number) {
     const { deps } = this;
-    this.refusals += 1;
-    const count = (deps.failures.get(key)?.count ?? 0) + 1;
+    const key = ownerKey(refOfWorkload(workload));
+    const count = (this.failures.get(key)?.count ?? 0) + 1;
     const delayMs = backoffDelay({
       baseMs: OWNER_BACKOFF_BASE_MS,
       capMs: OWNER_BACKOFF_CAP_MS,
@@ -224,7 +228,7 @@ export class WaveStep {
       failures: count,
       random: Math.random,
     });
-    deps.failures.set(key, { count, untilMs: nowMs + delayMs });
+    this.failures.set(key, { count, untilMs: nowMs + delayMs });
     const message = apiErrorMessage(err);
     deps.metrics.writeFailures.inc({ resource: WORKLOAD_RESOURCES[workload.kind] });
     deps.logger.warn('write refused; trying this owner again later, the wave goes on', {
@@ -237,53 +241,18 @@ export class WaveStep {
       type: 'Warning',
       reason: 'RestartFailed',
       message: `the API server refused Outrigger's patch: ${message}; retrying with back-off`,
-      once: `${this.config.revision} ${message}`,
+      once: `${step.config.revision} ${message}`,
     });
   }
 
-  /** Runs one write; a conflict (stale cache) is counted and left for the requeue. */
-  private async write<T>(what: string, call: () => Promise<T>): Promise<T | undefined> {
-    try {
-      return await call();
-    } catch (err) {
-      if (isConflict(err)) {
-        this.conflicts += 1;
-        this.deps.logger.debug('write refused on a stale resourceVersion; deciding again', {
-          object: what,
-        });
-        return undefined;
-      }
-      throw err;
-    }
-  }
-
-  private async patchWorkload(workload: Workload, body: object): Promise<Workload | undefined> {
+  private async restart(step: Step, order: RestartOrder, workload: Workload, nowMs: number) {
     const { deps } = this;
-    await deps.acquireWrite();
-    deps.onWrite(WORKLOAD_RESOURCES[workload.kind], 'patch');
-    const args = {
-      name: workload.metadata?.name ?? '',
-      namespace: workload.metadata?.namespace ?? '',
-      body,
-      fieldManager: FIELD_MANAGER,
-    };
-    const what = `${workload.kind} ${args.namespace}/${args.name}`;
-    const written = await this.write(what, () =>
-      workloadClient(deps.api, workload.kind).mergePatch(args),
-    );
-    if (!written) return undefined;
-    const after = slimWorkload(workload.kind)(written);
-    deps.onWritten(workload, after);
-    return after;
-  }
-
-  private async restart(order: RestartOrder, workload: Workload, nowMs: number) {
-    const { deps } = this;
-    const written = await this.patchWorkload(workload, restartPatch({ workload, order, nowMs }));
+    const body = restartPatch({ workload, order, nowMs });
+    const written = await step.writes.patchWorkload(workload, body);
     if (!written) return;
     deps.metrics.restarts.inc({ kind: order.kind });
     if (order.kind === 'rollback') deps.metrics.rollbacks.inc();
-    const detail = this.detailOf(order.owner);
+    const detail = step.details.get(ownerKey(order.owner)) ?? '';
     deps.logger.info('restarted', {
       owner: ownerKey(order.owner),
       kind: order.kind,
@@ -299,22 +268,21 @@ export class WaveStep {
     });
   }
 
-  private detailOf(owner: OwnerRef): string {
-    return this.details.get(ownerKey(owner)) ?? '';
-  }
-
-  private async complete(workload: Workload) {
+  private async complete(step: Step, workload: Workload) {
     const rv = workload.metadata?.resourceVersion;
     const body = completionPatch(workload.metadata?.annotations?.[RESTARTED_REVISION] ?? '');
-    const written = await this.patchWorkload(workload, rv ? withResourceVersion(body, rv) : body);
+    const written = await step.writes.patchWorkload(
+      workload,
+      rv ? withResourceVersion(body, rv) : body,
+    );
     if (written)
       this.deps.logger.info('rollout complete', { owner: ownerKey(refOfWorkload(workload)) });
   }
 
-  private wouldRestart(entry: WaveReportEntry): void {
-    const key = `${ownerKey(entry.owner)} ${this.config.revision} ${entry.reason}`;
-    if (this.deps.dryRunReported.has(key)) return;
-    this.deps.dryRunReported.add(key);
+  private wouldRestart(step: Step, entry: WaveReportEntry): void {
+    const key = `${ownerKey(entry.owner)} ${step.config.revision} ${entry.reason}`;
+    if (this.dryRunReported.has(key)) return;
+    this.dryRunReported.add(key);
     this.deps.logger.info('dry-run: would restart', {
       owner: ownerKey(entry.owner),
       reason: entry.reason,
@@ -323,19 +291,19 @@ export class WaveStep {
   }
 
   /** Events for owners left alone for a reason an admin should see; once per revision. */
-  private async report(entries: readonly WaveReportEntry[]) {
-    const { deps, config } = this;
+  private async report(step: Step, entries: readonly WaveReportEntry[]) {
+    const { config, revision } = step.config;
     for (const e of entries) {
-      if (e.action === 'restart' && config.config.rollout.mode === 'dry-run') this.wouldRestart(e);
-      const w = this.view.workload(ownerKey(e.owner));
-      const reported = reportEvent(e, config.config);
+      if (e.action === 'restart' && config.rollout.mode === 'dry-run') this.wouldRestart(step, e);
+      const w = this.deps.view.workload(ownerKey(e.owner));
+      const reported = reportEvent(e, config);
       if (!w || !reported) continue;
-      await deps.events.record({
+      await this.deps.events.record({
         subject: workloadSubject(w),
         type: reported.type,
         reason: reported.reason,
-        message: `${e.detail} (revision ${config.revision})`,
-        once: `${config.revision} ${e.reason}`,
+        message: `${e.detail} (revision ${revision})`,
+        once: `${revision} ${e.reason}`,
       });
     }
   }

@@ -16,9 +16,9 @@
 // Then, in order: host-network, already-injected, other-mesh-sidecar, name-collision,
 // job-without-native-sidecar.
 
-import type { Config } from './config';
-import type { NamespaceMeta, PodLike } from './k8s';
-import { isRecord } from './k8s';
+import type { Config } from '../config/config';
+import type { NamespaceMeta, PodLike } from '../kubernetes/k8s';
+import { isRecord } from '../kubernetes/k8s';
 import {
   DISABLED,
   ENABLED,
@@ -31,7 +31,7 @@ import {
   REVISION,
   STATUS,
   SYSTEM_NAMESPACE,
-} from './names';
+} from '../names';
 import { runsToCompletion, type Owner } from './owner';
 
 export const SKIP_REASONS = [

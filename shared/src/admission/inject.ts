@@ -2,7 +2,7 @@
 // the init container that redirects traffic, the identity volume, and the labels and
 // annotations of names.ts, as an RFC 6902 patch that only adds.
 
-import type { Config } from './config';
+import type { Config } from '../config/config';
 import { decide, type Decision, type SkipReason } from './decide';
 import {
   deepFreeze,
@@ -11,8 +11,8 @@ import {
   type NamespaceMeta,
   type PodLike,
   type ResourceRequirements,
-} from './k8s';
-import { labelValue } from './label';
+} from '../kubernetes/k8s';
+import { labelValue } from '../kubernetes/label';
 import {
   ENV,
   IDENTITY_MOUNT_PATH,
@@ -22,12 +22,12 @@ import {
   REVISION,
   SKIPPED,
   STATUS,
-} from './names';
+} from '../names';
 import { resolveOwner, type Owner } from './owner';
 import { resolveOverrides, type Overrides } from './overrides';
 import { addToList, addToMap, registerFragment, type AddOperation } from './patch';
 import { proxyResources } from './proxy-resources';
-import { configRevision } from './revision';
+import { configRevision } from '../config/revision';
 
 /**
  * A configuration with its revision, computed once when the configuration is loaded. The

@@ -4,13 +4,13 @@
 
 import { applyPatch, type Operation } from 'fast-json-patch';
 import { parseAllDocuments, stringify } from 'yaml';
-import type { KubeObject } from './k8s';
-import { cloneJson, isRecord } from './k8s';
+import type { KubeObject } from '../kubernetes/k8s';
+import { cloneJson, isRecord } from '../kubernetes/k8s';
 import { injectPod, type ConfigSnapshot } from './inject';
 import type { SkipReason } from './decide';
 import type { Owner } from './owner';
 import type { AddOperation } from './patch';
-import { valueOf, yamlMessage } from './safe-yaml';
+import { valueOf, yamlMessage } from '../config/safe-yaml';
 
 /** Where each kind keeps its pod template; a Pod is its own template. */
 export const TEMPLATE_PATHS: Readonly<Record<string, readonly string[]>> = {

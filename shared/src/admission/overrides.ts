@@ -2,10 +2,10 @@
 // template) and on its namespace; the pod wins. A bad value never fails admission: it is
 // dropped and reported as a warning that names the annotation, the value and the fix.
 
-import type { Config } from './config';
-import { OVERRIDE_PREFIX } from './names';
+import type { Config } from '../config/config';
+import { OVERRIDE_PREFIX } from '../names';
 import { LOG_LEVELS, OVERRIDE_NAMES, type LogLevel, type OverrideName } from './overrides-catalog';
-import { IMAGE_REFERENCE, QUANTITY, isPortRange, quote } from './schema';
+import { IMAGE_REFERENCE, QUANTITY, isPortRange, quote } from '../config/schema';
 
 export interface OverrideValues {
   'proxy-cpu-request': string;

@@ -1,8 +1,8 @@
 // Who owns a pod: from the stamp the controller writes into templates, or else from the
 // pod's ownerReferences, resolving a ReplicaSet to its Deployment by name, without an API call.
 
-import { OWNER_KIND, OWNER_NAME } from './names';
-import type { OwnerReference, PodLike } from './k8s';
+import { OWNER_KIND, OWNER_NAME } from '../names';
+import type { OwnerReference, PodLike } from '../kubernetes/k8s';
 
 export type OwnerSource = 'stamp' | 'owner-reference' | 'template' | 'none';
 

@@ -1,9 +1,9 @@
 // The proxy's resources: the configured ones, or with a pod's resource overrides applied.
 
-import type { Config } from './config';
-import { deepFreeze, type ResourceRequirements } from './k8s';
+import type { Config } from '../config/config';
+import { deepFreeze, type ResourceRequirements } from '../kubernetes/k8s';
 import type { Overrides } from './overrides';
-import { compareQuantities } from './schema';
+import { compareQuantities } from '../config/schema';
 
 /** The overrides that change the proxy's resources. */
 const RESOURCE_OVERRIDES = [

@@ -4,8 +4,8 @@
 // Absent and null fields are fine, the core treats them as empty; except the few a Kubernetes
 // object always has and the core reads without a default ('required string').
 
-import { isRecord } from './k8s';
-import { clipped, describe as describeValue } from './schema';
+import { isRecord } from '../kubernetes/k8s';
+import { clipped, describe as describeValue } from '../config/schema';
 
 /** What a field must be, in the words of the error message. */
 type Kind =

@@ -2,11 +2,11 @@
 // workload's pod template, so every pod reaches the webhook already naming its owner.
 // Also the comparison that tells whether an update changes the template apart from our stamp.
 
-import type { KubeObject, PodLike } from './k8s';
-import { isRecord } from './k8s';
-import { CONFIG_REVISION, OWNER_KIND, OWNER_NAME, STAMPED } from './names';
+import type { KubeObject, PodLike } from '../kubernetes/k8s';
+import { isRecord } from '../kubernetes/k8s';
+import { CONFIG_REVISION, OWNER_KIND, OWNER_NAME, STAMPED } from '../names';
 import { addToMap, type AddOperation } from './patch';
-import { canonicalJson } from './revision';
+import { canonicalJson } from '../config/revision';
 
 /** The workloads the controller stamps and restarts. */
 export const STAMPED_KINDS = ['Deployment', 'StatefulSet', 'DaemonSet'] as const;

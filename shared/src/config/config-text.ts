@@ -3,7 +3,7 @@
 
 import { LineCounter, parseDocument, isNode } from 'yaml';
 import { ConfigError, formatIssue, readConfig, type Config, type ConfigResult } from './config';
-import { CONFIG_MAP_KEY } from './names';
+import { CONFIG_MAP_KEY } from '../names';
 import { configRevision } from './revision';
 import { notPlainData, repeatedKey, tooDeep, valueOf, yamlMessage } from './safe-yaml';
 

@@ -1,11 +1,11 @@
 // The injector configuration: its types, its defaults, and a parser that validates a YAML
 // document and reports every error with its YAML path, line and what is allowed there.
 
-import type { EnvVar } from './k8s';
-import { isRecord } from './k8s';
-import { LOG_LEVELS, OVERRIDE_NAMES, type LogLevel, type OverrideName } from './overrides-catalog';
-import { labelSelector, type LabelSelector } from './selector';
-import { maintenanceWindow, type MaintenanceWindow } from './windows';
+import type { EnvVar } from '../kubernetes/k8s';
+import { isRecord } from '../kubernetes/k8s';
+import { LOG_LEVELS, OVERRIDE_NAMES, type LogLevel, type OverrideName } from '../admission/overrides-catalog';
+import { labelSelector, type LabelSelector } from '../kubernetes/selector';
+import { maintenanceWindow, type MaintenanceWindow } from '../rollout/windows';
 import {
   Reader,
   bool,

@@ -6,9 +6,9 @@
 // the API's 1 MiB object limit; entries past HISTORY_MAX_BYTES are dropped oldest first anyway.
 
 import { readConfig, type Config } from './config';
-import { frozenSnapshot, type ConfigSnapshot } from './inject';
-import { isRecord } from './k8s';
-import { formatTime, parseTime } from './time';
+import { frozenSnapshot, type ConfigSnapshot } from '../admission/inject';
+import { isRecord } from '../kubernetes/k8s';
+import { formatTime, parseTime } from '../kubernetes/time';
 import { canonicalJson, contentRevision, revisionContent, type RevisionContent } from './revision';
 
 /** The history ConfigMap's name, beside the configuration's. */

@@ -2,7 +2,7 @@
 // or records an error with the path and what is allowed there, so a whole document is checked
 // in one pass and every error is reported, not just the first.
 
-import { cloneJson, isRecord } from './k8s';
+import { cloneJson, isRecord } from '../kubernetes/k8s';
 
 export interface SchemaIssue {
   /** Path in the document, as keys and indexes. */

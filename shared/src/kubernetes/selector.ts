@@ -4,7 +4,7 @@
 
 import type { Labels } from './k8s';
 import { isRecord } from './k8s';
-import { describe, list, oneOf, quote, str, struct, type Field } from './schema';
+import { describe, list, oneOf, quote, str, struct, type Field } from '../config/schema';
 
 export const SELECTOR_OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const;
 export type SelectorOperator = (typeof SELECTOR_OPERATORS)[number];

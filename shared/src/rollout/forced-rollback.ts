@@ -9,10 +9,10 @@
 // seen is never deleted.
 
 import type { UnreadyPod } from './gate';
-import type { Labels } from './k8s';
-import { FORCED_ROLLBACK, NO_REVISION } from './names';
+import type { Labels } from '../kubernetes/k8s';
+import { FORCED_ROLLBACK, NO_REVISION } from '../names';
 import type { StatefulSetObject, Workload } from './rollout-status';
-import { formatTime, parseTime } from './time';
+import { formatTime, parseTime } from '../kubernetes/time';
 
 /** What a forced rollback did, as FORCED_ROLLBACK records it on the StatefulSet. */
 export interface ForcedRecord {

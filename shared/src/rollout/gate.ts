@@ -2,10 +2,10 @@
 // rollout completes, its pods at the wave's revision are Ready, and the proxy container in them
 // has not restarted and is not waiting in a back-off. Pure: the caller reads the pods.
 
-import type { Config } from './config';
-import { isRecord, type PodLike } from './k8s';
+import type { Config } from '../config/config';
+import { isRecord, type PodLike } from '../kubernetes/k8s';
 import type { RolloutStatus } from './rollout-status';
-import { parseTime } from './time';
+import { parseTime } from '../kubernetes/time';
 
 export const GATE_STATES = ['pending', 'passed', 'failed'] as const;
 export type GateState = (typeof GATE_STATES)[number];

@@ -3,9 +3,9 @@
 // it reads back comes from annotations the controller wrote into the cluster, so a replacement
 // controller reaches the same assessment and never restarts an owner twice.
 
-import type { Config } from './config';
-import { decideOptIn } from './decide';
-import { formatTime, parseTime } from './time';
+import type { Config } from '../config/config';
+import { decideOptIn } from '../admission/decide';
+import { formatTime, parseTime } from '../kubernetes/time';
 import {
   readForcedRecord,
   stuckRollback,
@@ -13,8 +13,8 @@ import {
   type StuckRollback,
 } from './forced-rollback';
 import type { RevisionPods } from './gate';
-import type { Labels, NamespaceMeta } from './k8s';
-import { matchesSelector } from './selector';
+import type { Labels, NamespaceMeta } from '../kubernetes/k8s';
+import { matchesSelector } from '../kubernetes/selector';
 import {
   AUTO_RESTART,
   CANARY_REVISION,
@@ -26,8 +26,8 @@ import {
   RESTARTED_AT,
   RESTARTED_REVISION,
   ROLLED_BACK_FROM,
-} from './names';
-import { desiredStamp, readStamp, stampEquals, templateOf, type StampedKind } from './stamp';
+} from '../names';
+import { desiredStamp, readStamp, stampEquals, templateOf, type StampedKind } from '../admission/stamp';
 import {
   deadlineExceeded,
   desiredPods,

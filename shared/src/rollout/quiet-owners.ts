@@ -9,7 +9,7 @@
 import type { OwnerAssessment } from './owner-state';
 import { inWave } from './wave-verdict';
 import { planWave, type WaveInput, type WavePlan } from './wave';
-import type { WaveState } from './wave-record';
+import type { WaveState } from './wave-stop';
 
 /**
  * `quiet`: left out of every plan. `settled`: restarted by the current wave and otherwise quiet,

@@ -1,8 +1,8 @@
 // The writes that record a restart in the cluster, as JSON merge patches (null deletes a key):
 // the stamp (or its removal), the restart's records on the workload, and its completion.
 
-import { formatTime } from './time';
-import { isRecord } from './k8s';
+import { formatTime } from '../kubernetes/time';
+import { isRecord } from '../kubernetes/k8s';
 import {
   CANARY_REVISION,
   COMPLETED_REVISION,
@@ -16,8 +16,8 @@ import {
   ROLLED_BACK_FROM,
   FORCED_ROLLBACK,
   STAMPED,
-} from './names';
-import { desiredStamp, readStamp, stampEquals, stampMergePatch, templateOf } from './stamp';
+} from '../names';
+import { desiredStamp, readStamp, stampEquals, stampMergePatch, templateOf } from '../admission/stamp';
 import type { Workload } from './rollout-status';
 import type { RestartOrder } from './wave';
 

@@ -3,8 +3,8 @@
 // what an admin already knows it to mean. Pure: the caller passes the object as the API
 // returned it; the clock enters only through deadlineExceeded's parameters.
 
-import type { KubeObject, ObjectMeta, PodLike } from './k8s';
-import { isStampedKind, type StampedKind } from './stamp';
+import type { KubeObject, ObjectMeta, PodLike } from '../kubernetes/k8s';
+import { isStampedKind, type StampedKind } from '../admission/stamp';
 
 export interface WorkloadMeta extends ObjectMeta {
   generation?: number;

@@ -7,11 +7,11 @@
 // canary stage are on the ConfigMap (WAVE_STAGE), so a leader change neither skips the soak
 // nor restarts a canary twice.
 
-import type { RolloutConfig } from './config';
+import type { RolloutConfig } from '../config/config';
 import type { GateVerdict } from './gate';
-import type { Labels } from './k8s';
-import { LAST_GOOD_REVISION, WAVE_STAGE } from './names';
-import { formatTime, parseTime } from './time';
+import type { Labels } from '../kubernetes/k8s';
+import { LAST_GOOD_REVISION, WAVE_STAGE } from '../names';
+import { formatTime, parseTime } from '../kubernetes/time';
 
 export const WAVE_STAGES = [
   'canary',

@@ -2,10 +2,10 @@
 // resume lifts) and the admin's resume, read back from the annotations and written as merge
 // patches, so every replica reaches the same decisions.
 
-import { formatTime, parseTime } from './time';
-import type { Labels } from './k8s';
+import { formatTime, parseTime } from '../kubernetes/time';
+import type { Labels } from '../kubernetes/k8s';
 import { parseStageRecord, readLastGood, type StageRecord } from './wave-stage';
-import { RESUME, RESUMED_AT, WAVE_STAGE, WAVE_STOPPED } from './names';
+import { RESUME, RESUMED_AT, WAVE_STAGE, WAVE_STOPPED } from '../names';
 import { ownerKey, type OwnerRef, type StallReason } from './owner-state';
 
 export interface WaveStop {

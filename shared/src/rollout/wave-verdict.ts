@@ -1,11 +1,11 @@
 // What each owner gets from a wave, before the budget, the stage and the windows are applied:
 // follow, restart, wait, skip or stop, and why; and the health gate of the owners the wave
-// restarted, which stops the wave when it fails (shared/src/gate.ts judges one owner).
+// restarted, which stops the wave when it fails (shared/src/rollout/gate.ts judges one owner).
 
-import type { RolloutConfig } from './config';
-import { earliest, formatTime } from './time';
+import type { RolloutConfig } from '../config/config';
+import { earliest, formatTime } from '../kubernetes/time';
 import { judgeGate, type GateVerdict } from './gate';
-import { NO_REVISION } from './names';
+import { NO_REVISION } from '../names';
 import type { OwnerAssessment, RestartKind } from './owner-state';
 import type { Action, ReportReason } from './wave-actions';
 

@@ -3,11 +3,11 @@
 // the budget of rollouts at once decide it. The controller carries the plan out; `outrigger
 // status` shows it.
 
-import type { RolloutConfig } from './config';
-import { earliest, formatTime } from './time';
+import type { RolloutConfig } from '../config/config';
+import { earliest, formatTime } from '../kubernetes/time';
 import { finishRollbacks, type PodDeletion } from './forced-rollback-plan';
 import type { GateVerdict } from './gate';
-import { AUTO_RESTART, DISABLED } from './names';
+import { AUTO_RESTART, DISABLED } from '../names';
 import { windowState } from './windows';
 import {
   decideStage,
@@ -24,7 +24,7 @@ import {
   type OwnerState,
   type RestartKind,
 } from './owner-state';
-import type { StopDecision, WaveState, WaveStop } from './wave-record';
+import type { StopDecision, WaveState, WaveStop } from './wave-stop';
 import { gateOf, gatedVerdict, inWave, verdict, type Context, type Verdict } from './wave-verdict';
 import type { Action, ReportReason } from './wave-actions';
 

@@ -2,8 +2,8 @@
 // chosen days in an IANA time zone; a span whose end is not after its start runs past midnight
 // into the next day. No windows means always open. Pure: the caller passes the time.
 
-import { isRecord } from './k8s';
-import { describe, list, oneOf, quote, str, struct, type Field } from './schema';
+import { isRecord } from '../kubernetes/k8s';
+import { describe, list, oneOf, quote, str, struct, type Field } from '../config/schema';
 
 export const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const;
 export type Weekday = (typeof WEEKDAYS)[number];
