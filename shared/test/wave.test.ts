@@ -235,6 +235,30 @@ describe('a wave whose canary proxy crash-loops', () => {
     expect(back.complete.map((o) => o.name)).toEqual(['cart']);
   });
 
+  it('rolls back a canary still rolling when the budget is spent: its rollback takes the slot its rollout holds', () => {
+    // One rollout at once, and the canary's still rolls: its new pods crash-loop, so it never
+    // completes. Its rollback replaces that rollout; it must not wait for a free slot.
+    const c = threeOwners(
+      mustParseConfig(CANARY_CONFIG.replace('maxConcurrent: 5', 'maxConcurrent: 1')),
+    );
+    c.configMap = { [LAST_GOOD_REVISION]: R0 };
+    canaryRestarted(c);
+    c.pods.set('cart', {
+      ...podsAtRevision(pod('cart-5d8c7-x2x9q', 'crashing')),
+      outdated: 1,
+      injected: 2,
+    });
+    const p = c.plan(T0 + 60 * SECOND);
+    expect(p.stop).toMatchObject({ owner: { name: 'cart' }, reason: 'proxy-failing' });
+    expect(p.stage).toBe('rolling-back');
+    expect(restartsOf(p)).toEqual([
+      { name: 'cart', kind: 'rollback', revision: R0, canary: undefined, from: R1 },
+    ]);
+    // The others still wait for the stopped wave, not for the budget.
+    for (const other of ['api', 'web'])
+      expect(entry(p, other)).toMatchObject({ action: 'wait', reason: 'wave-stopped' });
+  });
+
   it('leaves a canary whose automatic restarts were disabled meanwhile on the failed revision, and says so', () => {
     const c = threeOwners();
     c.configMap = { [LAST_GOOD_REVISION]: R0 };

@@ -147,7 +147,7 @@ function holdDetail(reason: HoldReason, nextWindowMs: number | undefined): strin
  * Turns restart candidates, in order, into restarts or waits: the wave's stop, the mode, the
  * maintenance window, then the budget, which only restarts of ours still rolling use up: a
  * rollout someone else started or one that stalled would otherwise hold a slot for as long as
- * it lasts.
+ * it lasts. A rollback of an owner still rolling keeps the slot it holds.
  */
 function admit(
   judged: readonly Judged[],
@@ -159,9 +159,17 @@ function admit(
   return judged.map((j) => {
     const { a, v, g } = j;
     if (!v.candidate) return j;
-    const held = holdOf(input, v.candidate, { stopped, window: window.open, slots });
+    // A rollback of an owner whose rollout of ours still rolls replaces that rollout: it takes
+    // the slot the owner holds, and needs no other (with every slot held by canaries that fail,
+    // none would ever free).
+    const ownSlot = v.candidate === 'rollback' && a.inFlight && !a.stall ? 1 : 0;
+    const held = holdOf(input, v.candidate, {
+      stopped,
+      window: window.open,
+      slots: slots + ownSlot,
+    });
     if (!held) {
-      slots -= 1;
+      slots -= 1 - ownSlot;
       return j;
     }
     const why = holdDetail(held.reason, window.nextOpenMs);
