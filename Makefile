@@ -14,8 +14,17 @@ setup: deps packages cluster-build images build
 packages:
 	@bash e2e/cluster/packages.sh
 
+# npm itself runs on the first `node` on the PATH. When the system's is older than the project's,
+# the project's Node.js (the version package-lock.json pins) is fetched first into .bootstrap/,
+# so that `npm ci` runs on it and prints no engine warning.
+BOOTSTRAP := $(CURDIR)/.bootstrap
 deps:
-	npm ci --no-audit --no-fund
+	@if ! node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 24 ? 0 : 1)' 2>/dev/null; then \
+	  version=$$(sed -n '/"node_modules\/node": {/,/}/s/.*"version": "\(.*\)".*/\1/p' package-lock.json | head -1); \
+	  echo "the system's Node.js is older than 24: fetching Node.js $$version for npm first"; \
+	  npm install --prefix $(BOOTSTRAP) --no-save --no-package-lock --no-audit --no-fund --loglevel=error node@$$version; \
+	fi
+	PATH=$(BOOTSTRAP)/node_modules/.bin:$$PATH npm ci --no-audit --no-fund
 
 build:
 	npm run build
