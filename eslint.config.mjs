@@ -37,7 +37,7 @@ export default tseslint.config(
     rules: { 'max-lines': ['error', { max: 400 }] },
   },
   {
-    files: ['**/test/**/*.ts', 'bench/**/*.ts'],
+    files: ['**/test/**/*.ts', '*/bench/**/*.ts'],
     rules: {
       'max-lines-per-function': 'off',
       complexity: 'off',

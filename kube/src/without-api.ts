@@ -1,7 +1,7 @@
-// The part of this package that needs no Kubernetes API: flags, file polling, the probe server,
-// running a main(), the logging interface. A component that may run without an API server (the
-// webhook standalone, with files) imports this, `@outrigger/kube/without-api`, and loads the
-// Kubernetes client (about 60 MiB resident) only once it has an API server to talk to.
+// The part of this package that needs no Kubernetes API: errors, flags, file polling, the probe
+// server, running a main(), the logging interface. A component that may run without an API server
+// (the webhook standalone, with files) imports this, `@outrigger/kube/without-api`, and so loads
+// neither the API client nor the watches until it has an API server to talk to.
 
 export * from './errors';
 export * from './flags';
