@@ -17,7 +17,7 @@ import type { KubeApi, ObjectRef, WatchDelta } from '@outrigger/kube';
 import {
   historyConfigMapName,
   readWave,
-  waveSettled,
+  waveComplete,
   type StampedKind,
   type Workload,
 } from '@outrigger/shared';
@@ -285,19 +285,23 @@ export class Controller implements WatchHandler {
     this.options.metrics.forgetWave();
   }
 
-  /** Owners changed: the wave looks only when one it reads did (OwnerIndex.settle). */
+  /** Owners changed: the wave looks only when one it reads did (OwnerIndex.assessMarked). */
   private ownersChanged(): void {
     const config = this.config.inForce;
     // A follower, or no configuration yet: the next wave step assesses what is marked.
     if (!config || !this.queue) return this.waveChanged();
     const wave = readWave(this.config.configMap?.metadata?.annotations);
     const started = performance.now();
-    const look = this.owners.settle(config, this.clock(), waveSettled(wave, config.revision));
+    const mustPlan = this.owners.assessMarked(
+      config,
+      this.clock(),
+      waveComplete(wave, config.revision),
+    );
     this.options.logger.debug('owners assessed', {
       durationMs: Math.round((performance.now() - started) * 1000) / 1000,
-      waveStep: look,
+      waveStep: mustPlan,
     });
-    if (look) this.waveChanged();
+    if (mustPlan) this.waveChanged();
     else this.options.metrics.setOwnerStates(this.owners.states);
   }
 

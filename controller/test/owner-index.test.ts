@@ -125,7 +125,7 @@ function replay(ops: readonly Op[]) {
     } else config = inForce(op.revision);
     // Steps happen between some events, not after each; events settle at once between them.
     if (rv % 3 === 0) index.assess(config, NOW);
-    else if (rv % 3 === 1) index.settle(config, NOW, rv % 2 === 0);
+    else if (rv % 3 === 1) index.assessMarked(config, NOW, rv % 2 === 0);
   }
   const fresh = new OwnerIndex((n) => (n === 'shop' ? ns : undefined), 'outrigger-system');
   fresh.workloadsChanged('Deployment', { changed: [...workloads.values()], deleted: [] });
@@ -134,7 +134,7 @@ function replay(ops: readonly Op[]) {
 }
 
 const byKey = (f: ReturnType<OwnerIndex['assess']>) =>
-  new Map([...f.active, ...f.settled].map((a) => [`${a.owner.namespace}/${a.owner.name}`, a]));
+  new Map([...f.active, ...f.inWave].map((a) => [`${a.owner.namespace}/${a.owner.name}`, a]));
 
 describe('OwnerIndex', () => {
   it('assesses as an index fed the final state at once, whatever the order of deltas', () => {
@@ -173,10 +173,10 @@ describe('OwnerIndex', () => {
       return { ...w, status: { ...w.status, readyReplicas: ready } } as Workload;
     };
     index.workloadsChanged('Deployment', { changed: [status('w8', 3, 1)], deleted: [] });
-    expect(index.settle(config, NOW, true)).toBe(false);
+    expect(index.assessMarked(config, NOW, true)).toBe(false);
     expect(index.pending).toBe(0);
     index.workloadsChanged('Deployment', { changed: [status('w7', 3, 1)], deleted: [] });
-    expect(index.settle(config, NOW, true)).toBe(true);
+    expect(index.assessMarked(config, NOW, true)).toBe(true);
     // A new configuration assesses every owner again.
     index.assess(inForce(R0), NOW);
     expect(index.pending).toBe(0);

@@ -190,7 +190,7 @@ function decisions(p: WavePlan) {
 
 const classes = (owners: readonly OwnerAssessment[]) => ({
   active: owners.filter((a) => quietness(a) === 'active'),
-  settled: owners.filter((a) => quietness(a) === 'settled'),
+  inWave: owners.filter((a) => quietness(a) === 'in-wave'),
 });
 
 describe('planFleet: leaving quiet owners out changes no decision of the planner', () => {
@@ -232,7 +232,7 @@ describe('planFleet: leaving quiet owners out changes no decision of the planner
 
   it('is not vacuous: the fleets have owners of each class, and settled waves occur', () => {
     const sample = fc.sample(fleet, 300).flat();
-    for (const q of ['quiet', 'settled', 'active'] as const)
+    for (const q of ['quiet', 'in-wave', 'active'] as const)
       expect(sample.filter((a) => quietness(a) === q).length).toBeGreaterThan(50);
     const inputs = fc.sample(inputArb, 300);
     const settled = inputs.filter(

@@ -43,7 +43,7 @@ export interface HandlerDeps {
 type ServeDeps = HandlerDeps & {
   malformedLog: Throttled;
   /** What answerBody is given: first, and after a refresh of the configuration. */
-  contexts: { first: AnswerContext; refreshed: AnswerContext };
+  contexts: { first: AnswerContext; afterFetch: AnswerContext };
 };
 
 const ROUTES: Record<string, Endpoint> = {
@@ -65,8 +65,8 @@ export function createAdmissionHandler(
     ...handlerDeps,
     malformedLog: new Throttled(),
     contexts: {
-      first: { state, onError, hasSeen, refreshed: false },
-      refreshed: { state, onError, hasSeen, refreshed: true },
+      first: { state, onError, hasSeen, afterFetch: false },
+      afterFetch: { state, onError, hasSeen, afterFetch: true },
     },
   };
   return (req, res) => {
@@ -89,7 +89,7 @@ function pathOf(url: string): string {
  * last byte has arrived, in that turn of the event loop, without a promise in between: beside
  * parsing, a request's plumbing is a good part of what it costs (docs/benchmarks.md, "Small
  * bodies without promises"). Any other body, and a small one whose pod asks for a revision not
- * seen here yet, goes through promises (serve, refreshed).
+ * seen here yet, goes through promises (admit, answerAfterFetch).
  */
 function handle(
   endpoint: Endpoint,
@@ -184,21 +184,21 @@ function readFailure(err: unknown): 'body-too-large' | 'body-too-slow' | 'read-e
 function answerOnce(
   endpoint: Endpoint,
   bytes: Buffer,
-  refreshed: boolean,
+  afterFetch: boolean,
   deps: ServeDeps,
 ): Promise<{ answer: Answer; body?: Uint8Array }> {
   if (deps.largeBodies && bytes.length > SMALL_BODY_BYTES)
-    return deps.largeBodies.answer(endpoint, bytes, refreshed);
-  return Promise.resolve({ answer: answerHere(endpoint, bytes, refreshed, deps) });
+    return deps.largeBodies.answer(endpoint, bytes, afterFetch);
+  return Promise.resolve({ answer: answerHere(endpoint, bytes, afterFetch, deps) });
 }
 
 function answerHere(
   endpoint: Endpoint,
   bytes: Buffer,
-  refreshed: boolean,
+  afterFetch: boolean,
   deps: ServeDeps,
 ): Answer {
-  const context = refreshed ? deps.contexts.refreshed : deps.contexts.first;
+  const context = afterFetch ? deps.contexts.afterFetch : deps.contexts.first;
   return answerBody(endpoint, bytes.toString('utf8'), context);
 }
 
@@ -212,7 +212,7 @@ function admitSmall(
   const start = performance.now();
   const answer = answerHere(endpoint, bytes, false, deps);
   if (answer.kind === 'needs-revision')
-    return refreshed({ endpoint, revision: answer.revision, bytes, res, start }, deps);
+    return answerAfterFetch({ endpoint, revision: answer.revision, bytes, res, start }, deps);
   if (!res.destroyed) respond({ endpoint, answer, res, start }, deps);
   return undefined;
 }
@@ -230,7 +230,10 @@ async function admit(
     // The body is the worker's to give back, if it had it.
     const back = first.body;
     const again = back ? Buffer.from(back.buffer, back.byteOffset, back.byteLength) : bytes;
-    return refreshed({ endpoint, revision: answer.revision, bytes: again, res, start }, deps);
+    return answerAfterFetch(
+      { endpoint, revision: answer.revision, bytes: again, res, start },
+      deps,
+    );
   }
   if (!res.destroyed) respond({ endpoint, answer, res, start }, deps);
 }
@@ -239,7 +242,7 @@ async function admit(
  * The pod's template names a revision not seen here: fetch the configuration, then answer with
  * whatever is in force by then.
  */
-async function refreshed(
+async function answerAfterFetch(
   request: {
     endpoint: Endpoint;
     revision: string;

@@ -23,10 +23,10 @@ import {
 export interface AnswerContext {
   state: () => AdmissionState | undefined;
   onError: 'allow' | 'deny';
-  /** Whether a revision was ever in force here; asked only when not `refreshed`. */
+  /** Whether a revision was ever in force here; asked only when not `afterFetch`. */
   hasSeen: (revision: string) => boolean;
   /** The caller already tried to fetch the requested revision: answer with what is held. */
-  refreshed: boolean;
+  afterFetch: boolean;
 }
 
 /** What the log and the metrics need of the request. */
@@ -58,7 +58,7 @@ export function answerBody(endpoint: Endpoint, body: string, ctx: AnswerContext)
     throw err;
   }
   const revision = endpoint === 'pods' ? requestedRevision(request) : undefined;
-  if (revision !== undefined && !ctx.refreshed && !ctx.hasSeen(revision))
+  if (revision !== undefined && !ctx.afterFetch && !ctx.hasSeen(revision))
     return { kind: 'needs-revision', revision };
   try {
     const state = ctx.state();

@@ -23,7 +23,7 @@ export interface WorkerContext {
 
 export type ToWorker =
   | { type: 'context'; context: WorkerContext }
-  | { type: 'answer'; id: number; endpoint: Endpoint; body: Uint8Array; refreshed: boolean };
+  | { type: 'answer'; id: number; endpoint: Endpoint; body: Uint8Array; afterFetch: boolean };
 
 export type FromWorker =
   { id: number; answer: Answer; body?: Uint8Array } | { id: number; error: string };
@@ -69,7 +69,7 @@ export class LargeBodyWorker {
   answer(
     endpoint: Endpoint,
     body: Buffer,
-    refreshed: boolean,
+    afterFetch: boolean,
   ): Promise<{ answer: Answer; body?: Uint8Array }> {
     const worker = this.running();
     clearTimeout(this.idleTimer);
@@ -80,7 +80,7 @@ export class LargeBodyWorker {
     const id = this.nextId++;
     // Transferred, not copied, when the body owns its whole buffer (as readBody's do).
     const whole = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength;
-    const message: ToWorker = { type: 'answer', id, endpoint, body, refreshed };
+    const message: ToWorker = { type: 'answer', id, endpoint, body, afterFetch };
     return new Promise((resolve, reject) => {
       this.jobs.set(id, { worker, resolve, reject });
       worker.postMessage(message, whole ? [body.buffer as ArrayBuffer] : []);

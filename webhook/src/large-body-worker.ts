@@ -36,7 +36,7 @@ function handle(message: ToWorker): void {
       state: () => state,
       onError,
       hasSeen: (r) => seen.has(r),
-      refreshed: message.refreshed,
+      afterFetch: message.afterFetch,
     });
     reply = { id: message.id, answer };
   } catch (err) {

@@ -112,7 +112,7 @@ export class OwnerIndex {
   private readonly entries = new Map<string, Entry>();
   private readonly classes: Record<Quietness, Set<string>> = {
     quiet: new Set(),
-    settled: new Set(),
+    'in-wave': new Set(),
     active: new Set(),
   };
   /** Owners whose assessment reads the clock: a restart of ours in flight. */
@@ -211,23 +211,23 @@ export class OwnerIndex {
 
   /**
    * Assesses the owners an event marked, at once, and says whether the wave must look: whether
-   * one of them is, or was, an owner the planner reads (`settledQuiet`: the wave is recorded
+   * one of them is, or was, an owner the planner reads (`waveComplete`: the wave is recorded
    * complete, so owners it restarted are quiet too). A status change of a quiet owner that
    * leaves it quiet changes no plan: no wave step for it.
    */
-  settle(config: ConfigInForce, nowMs: number, settledQuiet: boolean): boolean {
+  assessMarked(config: ConfigInForce, nowMs: number, waveComplete: boolean): boolean {
     const matters = (q: Quietness | undefined): boolean =>
-      q === 'active' || (q === 'settled' && !settledQuiet);
+      q === 'active' || (q === 'in-wave' && !waveComplete);
     if (config !== this.basis) return true;
-    let look = false;
+    let mustPlan = false;
     const names = injectedContainerNames(config.config);
     for (const key of this.dirty) {
       const before = this.entries.get(key)?.quietness;
       this.reassess(key, config, nowMs, names);
-      look ||= matters(before) || matters(this.entries.get(key)?.quietness);
+      mustPlan ||= matters(before) || matters(this.entries.get(key)?.quietness);
     }
     this.dirty.clear();
-    return look;
+    return mustPlan;
   }
 
   /** Assesses the owners marked since the last call (all of them after a new configuration). */
@@ -245,7 +245,7 @@ export class OwnerIndex {
         const e = this.entries.get(key);
         return e ? [e.assessment] : [];
       });
-    return { active: pick('active'), settled: pick('settled'), states: this.stateCounts };
+    return { active: pick('active'), inWave: pick('in-wave'), states: this.stateCounts };
   }
 
   private reassess(

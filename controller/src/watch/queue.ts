@@ -315,7 +315,7 @@ export class WorkQueue {
     const started = this.elapsed();
     const attempt = await this.attempt(key);
     this.processing.delete(key);
-    const event = this.settle(key, attempt, this.elapsed() - started);
+    const event = this.finish(key, attempt, this.elapsed() - started);
     // Added while it ran: it runs again, after the event loop has turned (see addAfter).
     if (this.again.delete(key)) this.addAfter(key, 0);
     this.countsChanged();
@@ -333,7 +333,7 @@ export class WorkQueue {
   }
 
   /** Turns an attempt into its outcome and acts on it: forget, requeue, retry or report. */
-  private settle(key: string, attempt: Attempt, durationMs: number): ReconcileEvent {
+  private finish(key: string, attempt: Attempt, durationMs: number): ReconcileEvent {
     if ('result' in attempt) {
       this.failures.delete(key);
       if (!('requeueAfterMs' in attempt.result)) return { key, durationMs, outcome: 'done' };

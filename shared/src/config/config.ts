@@ -3,7 +3,12 @@
 
 import type { EnvVar } from '../kubernetes/k8s';
 import { isRecord } from '../kubernetes/k8s';
-import { LOG_LEVELS, OVERRIDE_NAMES, type LogLevel, type OverrideName } from '../admission/overrides-catalog';
+import {
+  LOG_LEVELS,
+  OVERRIDE_NAMES,
+  type LogLevel,
+  type OverrideName,
+} from '../admission/overrides-catalog';
 import { labelSelector, type LabelSelector } from '../kubernetes/selector';
 import { maintenanceWindow, type MaintenanceWindow } from '../rollout/windows';
 import {

@@ -27,7 +27,13 @@ import {
   RESTARTED_REVISION,
   ROLLED_BACK_FROM,
 } from '../names';
-import { desiredStamp, readStamp, stampEquals, templateOf, type StampedKind } from '../admission/stamp';
+import {
+  desiredStamp,
+  readStamp,
+  stampEquals,
+  templateOf,
+  type StampedKind,
+} from '../admission/stamp';
 import {
   deadlineExceeded,
   desiredPods,
@@ -214,7 +220,7 @@ function dueRestart(input: OwnerInput, inScope: boolean): OwnerAssessment['due']
   return undefined;
 }
 
-const isSettled = (status: RolloutStatus): boolean =>
+const rolloutFinished = (status: RolloutStatus): boolean =>
   status.state === 'complete' || status.state === 'unsupported';
 
 function stallOf(
@@ -244,8 +250,8 @@ type Facts = Omit<OwnerAssessment, 'state' | 'detail'>;
 function ownRestart(input: OwnerInput, target: string, rollout: RolloutStatus) {
   const restarted = readRestart(input.workload.metadata ?? {});
   const open = restarted !== undefined && !restarted.completed;
-  const settled = isSettled(rollout);
-  const inFlight = open && !settled;
+  const finished = rolloutFinished(rollout);
+  const inFlight = open && !finished;
   const following = inFlight && restarted.revision === target;
   const stall = inFlight ? stallOf(rollout, restarted, input) : undefined;
   const seconds = input.config.rollout.progressDeadlineSeconds;
@@ -254,7 +260,7 @@ function ownRestart(input: OwnerInput, target: string, rollout: RolloutStatus) {
     following && !stall && restarted.atMs !== undefined
       ? restarted.atMs + seconds * 1000 + 1
       : undefined;
-  const completed = open && settled && recordsCompletion(input, restarted, target);
+  const completed = open && finished && recordsCompletion(input, restarted, target);
   return { restarted, inFlight, following, completed, stall, deadlineAtMs };
 }
 
@@ -343,7 +349,7 @@ function classify(facts: Facts, input: OwnerInput, scopeDetail: string): Classif
     };
   if (facts.autoRestartDisabled)
     return { state: 'opted-out', detail: `${facts.due.detail}; ${AUTO_RESTART}=${DISABLED}` };
-  if (!isSettled(facts.rollout) && !facts.inFlight) return rolloutState(facts);
+  if (!rolloutFinished(facts.rollout) && !facts.inFlight) return rolloutState(facts);
   return { state: facts.due.kind === 'heal' ? 'escaped' : 'outdated', detail: facts.due.detail };
 }
 

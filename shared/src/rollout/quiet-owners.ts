@@ -12,11 +12,11 @@ import { planWave, type WaveInput, type WavePlan } from './wave';
 import type { WaveState } from './wave-stop';
 
 /**
- * `quiet`: left out of every plan. `settled`: restarted by the current wave and otherwise quiet,
+ * `quiet`: left out of every plan. `in-wave`: restarted by the current wave and otherwise quiet,
  * left out once that wave is recorded complete (the gate judges no one then), unless something
  * stops it. `active`: always planned.
  */
-export type Quietness = 'quiet' | 'settled' | 'active';
+export type Quietness = 'quiet' | 'in-wave' | 'active';
 
 const QUIET_STATES: ReadonlySet<OwnerAssessment['state']> = new Set([
   'current',
@@ -34,11 +34,11 @@ export function quietness(assessment: OwnerAssessment): Quietness {
     !assessment.completed &&
     assessment.stall === undefined;
   if (!idle) return 'active';
-  return inWave(assessment) ? 'settled' : 'quiet';
+  return inWave(assessment) ? 'in-wave' : 'quiet';
 }
 
 /** The wave to the current revision is recorded complete, with no stop or resume since. */
-export function waveSettled(wave: WaveState, revision: string): boolean {
+export function waveComplete(wave: WaveState, revision: string): boolean {
   return (
     wave.stage?.revision === revision &&
     wave.stage.stage === 'complete' &&
@@ -50,8 +50,8 @@ export function waveSettled(wave: WaveState, revision: string): boolean {
 export interface FleetOwners {
   /** The owners whose quietness is `active`. */
   active: readonly OwnerAssessment[];
-  /** The owners whose quietness is `settled`. */
-  settled: readonly OwnerAssessment[];
+  /** The owners whose quietness is `in-wave`. */
+  inWave: readonly OwnerAssessment[];
 }
 
 /**
@@ -59,9 +59,9 @@ export interface FleetOwners {
  * other owner's would be `none`.
  */
 export function planFleet(input: Omit<WaveInput, 'owners'>, fleet: FleetOwners): WavePlan {
-  const all = (): OwnerAssessment[] => [...fleet.active, ...fleet.settled];
-  if (!waveSettled(input.wave, input.revision)) return planWave({ ...input, owners: all() });
+  const all = (): OwnerAssessment[] => [...fleet.active, ...fleet.inWave];
+  if (!waveComplete(input.wave, input.revision)) return planWave({ ...input, owners: all() });
   const plan = planWave({ ...input, owners: fleet.active });
-  // A stop rolls back every owner the wave restarted, settled ones included.
+  // A stop rolls back every owner the wave restarted, those in-wave included.
   return plan.stopped ? planWave({ ...input, owners: all() }) : plan;
 }

@@ -17,7 +17,13 @@ import {
   FORCED_ROLLBACK,
   STAMPED,
 } from '../names';
-import { desiredStamp, readStamp, stampEquals, stampMergePatch, templateOf } from '../admission/stamp';
+import {
+  desiredStamp,
+  readStamp,
+  stampEquals,
+  stampMergePatch,
+  templateOf,
+} from '../admission/stamp';
 import type { Workload } from './rollout-status';
 import type { RestartOrder } from './wave';
 
