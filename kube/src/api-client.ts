@@ -89,9 +89,19 @@ export class KubeApi {
     return url;
   }
 
-  private open(method: string, url: URL, contentType?: string): ClientRequest {
+  private open(
+    method: string,
+    url: URL,
+    body?: { contentType: string; bytes: number },
+  ): ClientRequest {
     const headers: Record<string, string> = { Accept: 'application/json' };
-    if (contentType) headers['Content-Type'] = contentType;
+    // Always with its length: Node frames a body by itself only on the methods it expects one
+    // on, and a DELETE's DeleteOptions would go out unframed, read by the API server as the
+    // start of the next request on the connection, and its preconditions never applied.
+    if (body) {
+      headers['Content-Type'] = body.contentType;
+      headers['Content-Length'] = String(body.bytes);
+    }
     const token = this.access.token?.();
     if (token) headers.Authorization = `Bearer ${token}`;
     return this.plain
@@ -126,7 +136,12 @@ export class KubeApi {
       const req = this.open(
         method,
         url,
-        body ? (options.contentType ?? 'application/json') : undefined,
+        body === undefined
+          ? undefined
+          : {
+              contentType: options.contentType ?? 'application/json',
+              bytes: Buffer.byteLength(body),
+            },
       );
       req.setTimeout(REQUEST_TIMEOUT_MS, () =>
         req.destroy(new Error(`${what}: no answer in ${REQUEST_TIMEOUT_MS / 1000}s`)),
