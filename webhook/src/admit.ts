@@ -68,19 +68,27 @@ function namespaceOf(
   return state.namespaces.get(name) ?? 'assume-enabled';
 }
 
-export function admitPod(req: AdmissionRequest, state: AdmissionState): Admission {
-  if (
-    req.kind.kind !== 'Pod' ||
-    req.kind.group !== '' ||
-    req.operation !== 'CREATE' ||
-    req.subResource ||
-    !req.object
-  )
-    return notHandled(req.uid);
+/** A Pod's CREATE, the one request the pods endpoint mutates. */
+const isPodCreate = (req: AdmissionRequest): boolean =>
+  req.kind.kind === 'Pod' &&
+  req.kind.group === '' &&
+  req.operation === 'CREATE' &&
+  !req.subResource &&
+  req.object !== undefined &&
+  req.object !== null;
+
+/**
+ * Admits a pod. `requested` is the revision its template asks for (requestedRevision), which
+ * answerBody has read already to know whether it must fetch it first.
+ */
+export function admitPod(
+  req: AdmissionRequest,
+  state: AdmissionState,
+  requested: string | undefined = requestedRevision(req),
+): Admission {
+  if (!isPodCreate(req)) return notHandled(req.uid);
   const pod = req.object as PodLike;
-  const choice = chooseRevision(requestedRevision(req), state.snapshot, (r) =>
-    state.pinned?.get(r),
-  );
+  const choice = chooseRevision(requested, state.snapshot, (r) => state.pinned?.get(r));
   const result = injectPod({
     pod,
     snapshot: choice.snapshot,

@@ -64,7 +64,7 @@ export function answerBody(endpoint: Endpoint, body: string, ctx: AnswerContext)
     const state = ctx.state();
     if (!state) throw new Error('the webhook has no valid configuration yet');
     const admission =
-      endpoint === 'pods' ? admitPod(request, state) : admitWorkload(request, state);
+      endpoint === 'pods' ? admitPod(request, state, revision) : admitWorkload(request, state);
     return {
       kind: 'admitted',
       request: summary(request),

@@ -13,6 +13,7 @@ import {
 } from '@outrigger/shared';
 import type { Logger } from './log';
 import type { WebhookMetrics } from './metrics';
+import { Throttled } from './throttled';
 
 /** How often an unchanged reason for an unreadable configuration is logged again. */
 const UNREADABLE_LOG_EVERY_MS = 60_000;
@@ -60,7 +61,7 @@ export class ConfigStore {
     }
     // Compare whole configurations, not revisions: the revision leaves out settings that still
     // matter here (excludeNamespaces).
-    this.lastUnreadable = { message: '', atMs: -Infinity }; // read again: a new failure is news
+    this.unreadableLog.reset(); // read again: a new failure is news
     const canonical = canonicalJson(result.config);
     if (canonical === this.canonical) return true;
     if (this.snapshot && text.trim() === '')
@@ -83,7 +84,7 @@ export class ConfigStore {
     return this.snapshot ? 'the last good one stays in force' : 'none is in force yet';
   }
 
-  private lastUnreadable = { message: '', atMs: -Infinity };
+  private readonly unreadableLog = new Throttled(UNREADABLE_LOG_EVERY_MS);
 
   /**
    * A source failed to produce any text at all (file missing, key missing). Counted each time;
@@ -92,11 +93,14 @@ export class ConfigStore {
    */
   unreadable(source: string, message: string): void {
     this.metrics.configReloadFailures.inc({ source });
-    const now = Date.now();
-    const last = this.lastUnreadable;
-    if (message === last.message && now - last.atMs < UNREADABLE_LOG_EVERY_MS) return;
-    this.lastUnreadable = { message, atMs: now };
-    this.logger.error(`configuration unreadable; ${this.keeping()}`, { source, error: message });
+    this.unreadableLog.run(
+      () =>
+        this.logger.error(`configuration unreadable; ${this.keeping()}`, {
+          source,
+          error: message,
+        }),
+      message,
+    );
   }
 }
 

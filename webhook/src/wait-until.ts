@@ -3,6 +3,7 @@
 // at once when the process is told to stop.
 
 import type { Logger } from './log';
+import { Throttled } from './throttled';
 
 const WAITING_LOG_MS = 10_000;
 
@@ -21,7 +22,7 @@ export async function waitUntil<T>(options: {
   intervalMs?: number;
 }): Promise<T> {
   const { what, attempt, logger, signal } = options;
-  let lastLog = 0;
+  const waitingLog = new Throttled(WAITING_LOG_MS);
   for (;;) {
     if (signal.aborted) throw new StartAborted();
     let why = 'not there yet';
@@ -31,10 +32,7 @@ export async function waitUntil<T>(options: {
     } catch (err) {
       why = (err as Error).message;
     }
-    if (Date.now() - lastLog >= WAITING_LOG_MS) {
-      lastLog = Date.now();
-      logger.warn(`waiting for ${what}`, { why });
-    }
+    waitingLog.run(() => logger.warn(`waiting for ${what}`, { why }));
     await new Promise((r) => setTimeout(r, options.intervalMs ?? 1000));
   }
 }

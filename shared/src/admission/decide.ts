@@ -18,7 +18,6 @@
 
 import type { Config } from '../config/config';
 import type { NamespaceMeta, PodLike } from '../kubernetes/k8s';
-import { isRecord } from '../kubernetes/k8s';
 import {
   DISABLED,
   ENABLED,
@@ -33,6 +32,7 @@ import {
   SYSTEM_NAMESPACE,
 } from '../names';
 import { runsToCompletion, type Owner } from './owner';
+import { invalidSpec } from './shape';
 
 export const SKIP_REASONS = [
   'system-namespace',
@@ -115,28 +115,6 @@ function containerNames(pod: PodLike): Set<string> {
   for (const c of pod.spec?.initContainers ?? []) names.add(c.name);
   for (const c of pod.spec?.containers ?? []) names.add(c.name);
   return names;
-}
-
-const isListOrAbsent = (v: unknown): boolean => v === undefined || v === null || Array.isArray(v);
-const isNamed = (c: unknown): boolean => isRecord(c) && typeof c.name === 'string';
-
-/** Why the spec cannot be injected safely, or undefined when its shape is usable. */
-export function invalidSpec(pod: PodLike): string | undefined {
-  const spec: unknown = pod.spec;
-  if (!isRecord(spec)) return 'spec is missing or not a mapping';
-  if (!Array.isArray(spec.containers) || spec.containers.length === 0)
-    return 'spec.containers must be a non-empty list';
-  const notList = (['initContainers', 'volumes'] as const).find(
-    (key) => !isListOrAbsent(spec[key]),
-  );
-  if (notList) return `spec.${notList} must be a list`;
-  const named =
-    (spec.containers as unknown[]).every(isNamed) &&
-    ((spec.initContainers as unknown[] | null) ?? []).every(isNamed);
-  if (!named) return 'every container must be a mapping with a name';
-  const meta: unknown = pod.metadata;
-  if (!isRecord(meta) && meta !== undefined && meta !== null) return 'metadata must be a mapping';
-  return undefined;
 }
 
 /** The sign of another mesh's proxy in the pod, if any. */

@@ -2,9 +2,10 @@
 // The API server only ever sends well-typed objects; anything else is a hostile or broken
 // client, and it gets an error naming the field instead of a crash deep inside injection.
 // Absent and null fields are fine, the core treats them as empty; except the few a Kubernetes
-// object always has and the core reads without a default ('required string').
+// object always has and the core reads without a default ('required string'). What a pod must
+// have besides for injection to add to it (containers, each named) is invalidSpec's.
 
-import { isRecord } from '../kubernetes/k8s';
+import { isRecord, type PodLike } from '../kubernetes/k8s';
 import { clipped, describe as describeValue } from '../config/schema';
 
 /** What a field must be, in the words of the error message. */
@@ -171,4 +172,31 @@ export function workloadShapeIssue(
   path: string,
 ): string | undefined {
   return shapeFits(WORKLOAD, workload) ? undefined : shapeIssue(WORKLOAD, workload, path);
+}
+
+const isListOrAbsent = (v: unknown): boolean => v === undefined || v === null || Array.isArray(v);
+const isNamed = (c: unknown): boolean => isRecord(c) && typeof c.name === 'string';
+
+/**
+ * Why a pod whose fields have their types (podShapeIssue) still cannot be injected safely: what
+ * a Pod must have for injection to add to it. Undefined when it can be. The webhook's review
+ * checked the types already; `outrigger inject` reads manifests nobody checked, so this is
+ * checked for every pod.
+ */
+export function invalidSpec(pod: PodLike): string | undefined {
+  const spec: unknown = pod.spec;
+  if (!isRecord(spec)) return 'spec is missing or not a mapping';
+  if (!Array.isArray(spec.containers) || spec.containers.length === 0)
+    return 'spec.containers must be a non-empty list';
+  const notList = (['initContainers', 'volumes'] as const).find(
+    (key) => !isListOrAbsent(spec[key]),
+  );
+  if (notList) return `spec.${notList} must be a list`;
+  const named =
+    (spec.containers as unknown[]).every(isNamed) &&
+    ((spec.initContainers as unknown[] | null) ?? []).every(isNamed);
+  if (!named) return 'every container must be a mapping with a name';
+  const meta: unknown = pod.metadata;
+  if (!isRecord(meta) && meta !== undefined && meta !== null) return 'metadata must be a mapping';
+  return undefined;
 }
