@@ -1,6 +1,7 @@
 // The work queue's depth, its hooks, its start and stop, and a defect of its own: in virtual time.
 
 import { firstValueFrom, timer, VirtualTimeScheduler } from 'rxjs';
+import { waitFor } from '@outrigger/testkit';
 import { QUEUE_DEFAULTS, WorkQueue, WriteLimiter, type Result } from '../src/watch/queue';
 import { VirtualClock, gate, harness } from './queue-harness';
 
@@ -123,7 +124,7 @@ describe('WorkQueue: depth, hooks and lifecycle', () => {
     queue.start();
     queue.add('a');
     queue.addAfter('b', 1);
-    while (seen.length < 2) await new Promise((resolve) => setTimeout(resolve, 1));
+    await waitFor('both keys to run', () => seen.length >= 2);
     await queue.stop();
     expect(seen).toEqual(['a', 'b']);
     expect(QUEUE_DEFAULTS.concurrency).toBe(4);

@@ -4,6 +4,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { waitFor } from '@outrigger/testkit';
 import { parseFlags } from '../src/flags';
 import { silentLogger } from '../src/log';
 import { startController } from '../src/main';
@@ -37,12 +38,13 @@ it('ends a start aborted while the watches list, stopping what it started', asyn
     '127.0.0.1:0',
   ]);
   const abort = new AbortController();
-  const started = startController(
-    flags,
-    { logger: silentLogger(), metrics: new ControllerMetrics() },
-    abort.signal,
+  const metrics = new ControllerMetrics();
+  const started = startController(flags, { logger: silentLogger(), metrics }, abort.signal);
+  // Abort while the watches list: once a list has failed against the API server and its watch
+  // is waiting to try again.
+  await waitFor('a watch to restart after a failed list', async () =>
+    (await metrics.watchRestarts.get()).values.some((v) => v.value > 0),
   );
-  await new Promise((resolve) => setTimeout(resolve, 300));
   abort.abort();
   await expect(started).rejects.toThrow('stopped before every watch had listed');
 });

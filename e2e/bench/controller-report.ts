@@ -1,7 +1,8 @@
 // What bench-controller measures at each size, and the table it prints: one column per size.
 
+import { quantile } from '@outrigger/testkit';
 import type { ListBaselines } from './list-baseline';
-import { quantile, type Memory } from './process-probes';
+import type { Memory } from './process-probes';
 
 /** The quiet window in which the steady state must make no write. */
 export const QUIET_MS = 10_000;

@@ -3,8 +3,8 @@
 
 import { request } from 'node:https';
 import { ESCAPED_POD_SELECTOR, REVISION } from '@outrigger/shared';
+import { quantile } from '@outrigger/testkit';
 import type { Cluster } from '../src';
-import { quantile } from './process-probes';
 
 /** One list at `path` (with its query), as JSON, parsed: milliseconds. */
 async function rawList(cluster: Cluster, path: string): Promise<number> {

@@ -125,10 +125,3 @@ export function firstLoggedAt(log: string, message: string): number | undefined 
   }
   return undefined;
 }
-
-/** The value at quantile q of the sorted values (nearest rank), or NaN when there are none. */
-export function quantile(values: readonly number[], q: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? Number.NaN;
-}

@@ -9,7 +9,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { makeServingCert } from '@outrigger/testkit';
+import { makeServingCert, waitFor } from '@outrigger/testkit';
 import { ApiError, KubeApi, apiErrorMessage, httpStatus, isConflict } from '../src';
 
 interface Seen {
@@ -226,17 +226,25 @@ describe('KubeApi over HTTPS with pooled connections', () => {
   const answerRef = async (): Promise<WeakRef<object>> =>
     new WeakRef(await tlsApi.get<object>('/apis/apps/v1/deployments'));
 
-  const collected = async (ref: WeakRef<object>): Promise<boolean> => {
-    // Past the job that made the reference (which keeps its target alive until it ends).
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    gc();
-    return ref.deref() === undefined;
-  };
+  /**
+   * Collects garbage until the answer is gone. The job that made the reference keeps its target
+   * alive until it ends, so the first check may still see it. The wait ends well before the
+   * server's keep-alive timeout (5 s): the connection it closes then would free a kept answer.
+   */
+  const collected = (ref: WeakRef<object>, what: string): Promise<void> =>
+    waitFor(
+      `the answer ${what} to be collected`,
+      () => {
+        gc();
+        return ref.deref() === undefined;
+      },
+      { timeoutMs: 1_000 },
+    );
 
   it('keeps no answer once it is given, on a new connection or a reused one', async () => {
     const first = await answerRef(); // opens the connection
     const second = await answerRef(); // reuses it
-    expect(await collected(first)).toBe(true);
-    expect(await collected(second)).toBe(true);
+    await collected(first, 'that opened the connection');
+    await collected(second, 'on the reused connection');
   });
 });

@@ -4,6 +4,7 @@
 import { mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { waitFor } from '@outrigger/testkit';
 import { FilePoller } from '../src';
 
 let dir: string;
@@ -102,8 +103,8 @@ describe('FilePoller', () => {
     );
     await poller.start();
     await writeFile(a, 'two');
-    const deadline = Date.now() + 5000;
-    while (seen !== 'two' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    // Nothing but the poller's own interval reads the file again.
+    await waitFor('the poller to read the new content', () => seen === 'two');
     poller.stop();
     expect(seen).toBe('two');
   });

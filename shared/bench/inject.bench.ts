@@ -2,26 +2,19 @@
 // must do) for a small, a typical and a huge pod, each beside JSON.parse + JSON.stringify of
 // the same pod measured in the same run, so the ratio holds on any machine, noisy or not.
 
-import { readFileSync, readdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { CORPUS_DIR, corpusPods, median } from '@outrigger/testkit';
 import {
   DEFAULT_CONFIG_YAML,
   TEMPLATE_PATHS,
   injectPod,
   makeSnapshot,
   serializePatch,
-  isRecord,
   mustParseConfig,
   type Container,
   type ConfigSnapshot,
   type EnvVar,
   type PodLike,
 } from '../src';
-
-/** Compiled to shared/dist/bench; the corpus sits beside the repository, in ../shared/corpus. */
-const REPO_ROOT = resolve(__dirname, '..', '..', '..');
-const CORPUS = resolve(REPO_ROOT, '..', 'shared', 'corpus');
 
 const TARGET_RATIO = 2;
 const ROUNDS = 21;
@@ -162,44 +155,16 @@ function injects(pod: PodLike): boolean {
   }).injected;
 }
 
-/** Every Pod and pod template in the corpus (Lists included) that injection does not skip. */
-function corpusPods(): Case[] {
-  const out: Case[] = [];
-  for (const dir of readdirSync(CORPUS, { withFileTypes: true })) {
-    if (!dir.isDirectory()) continue;
-    for (const file of readdirSync(join(CORPUS, dir.name)).filter((f) => /\.ya?ml$/.test(f))) {
-      readFile(dir.name, file, out);
-    }
-  }
-  return out.filter((c) => injects(c.pod));
-}
-
-function readFile(dir: string, file: string, out: Case[]): void {
-  const docs = parseAllDocuments(readFileSync(join(CORPUS, dir, file), 'utf8'));
-  if (!Array.isArray(docs)) return;
-  for (const doc of docs) if (doc.errors.length === 0) collect(doc.toJS(), `${dir}/${file}`, out);
-}
-
-function collect(value: unknown, source: string, out: Case[]): void {
-  if (!isRecord(value)) return;
-  if (Array.isArray(value.items)) {
-    for (const item of value.items) collect(item, source, out);
-    return;
-  }
-  const path = typeof value.kind === 'string' ? TEMPLATE_PATHS[value.kind] : undefined;
-  if (path === undefined) return;
-  const template = path.reduce<unknown>((o, k) => (isRecord(o) ? o[k] : undefined), value);
-  if (isRecord(template)) {
-    const pod = template as PodLike;
-    out.push({ label: 'median corpus pod', source, pod, json: JSON.stringify(pod) });
-  }
-}
-
+/** The corpus pod of median length among those injection does not skip (Lists included). */
 function medianCorpusPod(): Case {
-  const pods = corpusPods().sort((a, b) => a.json.length - b.json.length);
-  const median = pods[Math.floor((pods.length - 1) / 2)];
-  if (median === undefined) throw new Error(`no injectable pod found in ${CORPUS}`);
-  return { ...median, source: `${median.source}, median of ${pods.length}` };
+  const pods = corpusPods(TEMPLATE_PATHS)
+    .map(({ file, pod }) => caseOf('median corpus pod', file, pod as PodLike))
+    .filter((c) => injects(c.pod))
+    .sort((a, b) => a.json.length - b.json.length);
+  // The lower middle one of an even count: a pod of the corpus, not an average of two.
+  const middle = pods[Math.floor((pods.length - 1) / 2)];
+  if (middle === undefined) throw new Error(`no injectable pod found in ${CORPUS_DIR}`);
+  return { ...middle, source: `${middle.source}, median of ${pods.length}` };
 }
 
 function caseOf(label: string, source: string, pod: PodLike): Case {
@@ -231,12 +196,6 @@ function calibrate(op: Op): number {
     iterations = Math.max(1, Math.min(iterations * 2, Math.round(BATCH_NS / Math.max(perOp, 1))));
   }
   return iterations;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? (s[mid] ?? NaN) : ((s[mid - 1] ?? NaN) + (s[mid] ?? NaN)) / 2;
 }
 
 interface Result {

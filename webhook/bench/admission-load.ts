@@ -3,6 +3,7 @@
 
 import { Agent, request } from 'node:https';
 import { performance } from 'node:perf_hooks';
+import { quantile } from '@outrigger/testkit';
 
 /** Requests outstanding at once, and the connections they share. */
 export const CONCURRENCY = 32;
@@ -94,8 +95,5 @@ export async function fixedRate(
   }
   await Promise.all(inFlight);
   agent.destroy();
-  latencies.sort((a, b) => a - b);
-  const at = (q: number): number =>
-    latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
-  return { p50: at(0.5), p99: at(0.99) };
+  return { p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99) };
 }

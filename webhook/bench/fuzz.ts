@@ -4,21 +4,18 @@
 // and at rest afterwards, and /healthz latency during the run.
 
 import { setPriority } from 'node:os';
-import { shippedMemoryLimitMiB } from '@outrigger/testkit';
-import { mixCase, Random, realisticCase } from '../test/fuzz-cases';
+import { quantile, rssMiB, rssSplitMiB, shippedMemoryLimitMiB } from '@outrigger/testkit';
+import { mixCase, Random, realisticCase } from './fuzz-cases';
 import {
   HealthProber,
   declaredTooLarge,
-  percentile,
-  rssMiB,
-  rssSplitMiB,
   runMix,
   slowBody,
   slowHeaders,
   startFuzzTarget,
   truncatedBody,
   rawConnection,
-} from '../test/fuzz-harness';
+} from './fuzz-harness';
 
 const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 100_000);
 const SEED = Number(process.env.FUZZ_SEED ?? 1);
@@ -157,8 +154,8 @@ async function measure(target: Target) {
       healthz: {
         probes: lat.length,
         failures: prober.failures,
-        p50: Math.round(percentile(lat, 50)),
-        p99: Math.round(percentile(lat, 99)),
+        p50: Math.round(quantile(lat, 0.5)),
+        p99: Math.round(quantile(lat, 0.99)),
         max: Math.round(Math.max(0, ...lat)),
       },
       mainThreadEventLoopLagMs: { beforeRun: lagBefore, sinceStart: lag },

@@ -10,6 +10,7 @@
 // builds: `node webhook/dist/bench/paired.js SPEC SPEC`, where a SPEC is `bare`, `webhook`,
 // `bare=SCRIPT` or `webhook=BIN` (another build's outrigger-webhook.js); `bare webhook` without.
 
+import { CORPUS_DIR, median } from '@outrigger/testkit';
 import {
   bareServer,
   benchCertificate,
@@ -22,7 +23,6 @@ import {
 } from './bench-servers';
 import { saturate } from './admission-load';
 import { pinLoadGenerator } from './cpu-pinning';
-import { median } from './stats';
 import { corpusBodies, realisticBodies } from './workloads';
 
 export interface PairedOptions {
@@ -87,8 +87,7 @@ export function pairedReport(names: [string, string], micros: Paired): string[] 
 function workload(): string[] {
   if (process.env.BENCH_CORPUS === '1') {
     const corpus = corpusBodies();
-    if (!corpus)
-      throw new Error('BENCH_CORPUS=1, but ../shared/corpus is not beside the repository');
+    if (!corpus) throw new Error(`BENCH_CORPUS=1, but the corpus folder ${CORPUS_DIR} is absent`);
     return corpus.bodies;
   }
   const owners = Number(process.env.BENCH_OWNERS ?? 0);

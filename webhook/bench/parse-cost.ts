@@ -8,8 +8,7 @@
 import { performance } from 'node:perf_hooks';
 import { SMALL_BODY_BYTES } from '../src/body';
 import { BadReviewError, MAX_NESTING, parseReview } from '../src/review';
-import { realisticReview } from '../test/realistic-review';
-import { median } from './stats';
+import { median, realisticReview } from '@outrigger/testkit';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
 const BATCH_MS = 200;

@@ -7,7 +7,7 @@
 // corpus pods, when ../shared/corpus is there, make a second row.
 
 import { performance } from 'node:perf_hooks';
-import { rssMiB } from '../test/fuzz-harness';
+import { corpusAbsent, median, rssMiB } from '@outrigger/testkit';
 import { CONCURRENCY, fixedRate, saturate, type Latency } from './admission-load';
 import {
   bareServer,
@@ -22,7 +22,6 @@ import {
 } from './bench-servers';
 import { pinLoadGenerator, type Pinning } from './cpu-pinning';
 import { measurePaired, pairedReport, throughputRatio } from './paired';
-import { median } from './stats';
 import { averageBytes, corpusBodies, realisticBodies, type Workload } from './workloads';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -167,8 +166,7 @@ async function main(): Promise<void> {
     console.log(
       `workload ${w.name}: ${w.bodies.length} reviews, ${averageBytes(w.bodies).toFixed(0)} bytes on average`,
     );
-  if (!corpus)
-    console.log('workload corpus: skipped, ../shared/corpus is not beside the repository');
+  if (!corpus) console.log(corpusAbsent('workload corpus'));
   const rounds: Map<string, Measured>[] = [];
   const floors: Map<string, Latency>[] = [];
   for (let i = 0; i < ROUNDS; i++) {

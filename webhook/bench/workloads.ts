@@ -1,8 +1,8 @@
 // The reviews the webhook benches send: what an API server sends for a Deployment's pod (about
 // 6 KB with its defaults and managedFields), and the corpus pods when ../shared/corpus is there.
 
-import { realisticReview } from '../test/realistic-review';
-import { HAVE_CORPUS, corpusPods, review } from '../test/support';
+import { TEMPLATE_PATHS } from '@outrigger/shared';
+import { admissionReview, corpusPods, haveCorpus, realisticReview } from '@outrigger/testkit';
 
 export interface Workload {
   name: string;
@@ -23,8 +23,8 @@ export function realisticBodies(options: { count?: number; owners?: boolean } = 
 }
 
 export function corpusBodies(): Workload | undefined {
-  if (!HAVE_CORPUS) return undefined;
-  return { name: 'corpus', bodies: corpusPods().map(({ pod }) => review(pod)) };
+  if (!haveCorpus()) return undefined;
+  return { name: 'corpus', bodies: corpusPods(TEMPLATE_PATHS).map((p) => admissionReview(p.pod)) };
 }
 
 export const averageBytes = (bodies: string[]): number =>

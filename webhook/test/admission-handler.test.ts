@@ -11,7 +11,7 @@ import type { AdmissionState } from '../src/admit';
 import { BodyBudget } from '../src/body';
 import { silentLogger } from '../src/log';
 import { WebhookMetrics } from '../src/metrics';
-import { review, waitFor } from './support';
+import { admissionReview, waitFor } from '@outrigger/testkit';
 
 const state: AdmissionState = {
   snapshot: makeSnapshot(defaultConfig()),
@@ -99,10 +99,10 @@ describe('the admission handler', () => {
     async (_name, chunked) => {
       const before = asked.length;
       const answered = post(
-        review(pinnedPod('0123456789'), { uid: `u-${String(chunked)}` }),
+        admissionReview(pinnedPod('0123456789'), { uid: `u-${String(chunked)}` }),
         chunked,
       );
-      await waitFor(() => asked.length > before);
+      await waitFor('the handler to be asked about the chunked body', () => asked.length > before);
       expect(asked[asked.length - 1]).toBe('0123456789');
       expect(await inFlight()).toBe('outrigger_webhook_requests_in_flight{endpoint="pods"} 1');
       release();
@@ -117,16 +117,18 @@ describe('the admission handler', () => {
     const socket = connect(port, '127.0.0.1');
     await new Promise((r) => socket.once('connect', r));
     socket.write('POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n{"kind":');
-    await waitFor(() => inFlightNow === '1');
+    await waitFor('the cut request to be in flight', () => inFlightNow === '1');
     socket.destroy();
-    await waitFor(() => inFlightNow === '0');
-    const { status } = await post(review(pinnedPod(state.snapshot.revision), { uid: 'after' }));
+    await waitFor('the cut request to leave the in-flight count', () => inFlightNow === '0');
+    const { status } = await post(
+      admissionReview(pinnedPod(state.snapshot.revision), { uid: 'after' }),
+    );
     expect(status).toBe(200);
   });
 
   it('answers a small body of the revision in force at once', async () => {
     const { status, answer } = await post(
-      review(pinnedPod(state.snapshot.revision), { uid: 'now' }),
+      admissionReview(pinnedPod(state.snapshot.revision), { uid: 'now' }),
     );
     expect(status).toBe(200);
     expect(answer).toMatchObject({

@@ -7,9 +7,8 @@ import type { Server as HttpsServer } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { connect as netConnect } from 'node:net';
 import { connect, type TLSSocket } from 'node:tls';
-import { makeServingCert } from '@outrigger/testkit';
+import { makeServingCert, waitFor } from '@outrigger/testkit';
 import { boundPort, startHttps } from '../src/server';
-import { waitFor } from './support';
 
 const cert = makeServingCert();
 
@@ -68,7 +67,7 @@ describe('the connection cap', () => {
     if (path) {
       const answered = path === '/hold' ? undefined : new Promise((r) => socket.once('data', r));
       socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}`);
-      await (answered ?? waitFor(() => held.length > 0));
+      await (answered ?? waitFor('the server to hold the request', () => held.length > 0));
     }
     return { socket, closed };
   }
@@ -77,9 +76,7 @@ describe('the connection cap', () => {
   async function openConnections(n: number): Promise<void> {
     const count = (): Promise<number> =>
       new Promise((resolve) => server.getConnections((_, c) => resolve(c)));
-    for (let i = 0; i < 500 && (await count()) !== n; i++)
-      await new Promise((r) => setTimeout(r, 10));
-    expect(await count()).toBe(n);
+    await waitFor(`the server to have ${n} connections open`, async () => (await count()) === n);
   }
 
   /** Closes every connection and answers every held request: the cap starts empty. */
@@ -99,7 +96,7 @@ describe('the connection cap', () => {
     expect(evicted).toBe(1);
     // Now both carry a request: the next connection is the one refused.
     third.socket.write(`POST /hold HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}`);
-    await waitFor(() => held.length === 2);
+    await waitFor('the server to hold both requests', () => held.length === 2);
     const fourth = await connection();
     await fourth.closed;
     expect(busy.socket.destroyed).toBe(false);

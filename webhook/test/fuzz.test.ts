@@ -7,7 +7,7 @@
 
 import { Agent } from 'node:https';
 import fc from 'fast-check';
-import { shippedMemoryLimitMiB } from '@outrigger/testkit';
+import { rssMiB, shippedMemoryLimitMiB } from '@outrigger/testkit';
 import {
   mixCase,
   mutatedReview,
@@ -15,21 +15,20 @@ import {
   realisticCase,
   type FuzzCase,
   type Json,
-} from './fuzz-cases';
+} from '../bench/fuzz-cases';
 import {
   HealthProber,
   judge,
   metricValue,
   post,
   rawConnection,
-  rssMiB,
   runMix,
   slowBody,
   slowHeaders,
   startFuzzTarget,
   truncatedBody,
   type RunningWebhook,
-} from './fuzz-harness';
+} from '../bench/fuzz-harness';
 
 jest.setTimeout(180_000);
 

@@ -5,8 +5,7 @@ import type { Server } from 'node:https';
 import { connect, type TLSSocket } from 'node:tls';
 import { Agent } from 'node:https';
 import { SERVER_TIMEOUTS, startHttps } from '../src/server';
-import { largeRealisticCase, realisticCase } from './fuzz-cases';
-import { waitFor } from './support';
+import { largeRealisticCase, realisticCase } from '../bench/fuzz-cases';
 import {
   judge,
   metricValue,
@@ -14,8 +13,8 @@ import {
   rawConnection,
   startFuzzTarget,
   type RunningWebhook,
-} from './fuzz-harness';
-import { makeServingCert } from '@outrigger/testkit';
+} from '../bench/fuzz-harness';
+import { makeServingCert, waitFor } from '@outrigger/testkit';
 
 jest.setTimeout(30_000);
 
@@ -133,7 +132,9 @@ describe('clients that hold the body budget or the connections', () => {
       Array.from({ length: 6 }, () => trickle(7 * 1024 * 1024, '127.0.0.2')),
     );
     await waitFor(
+      'four large bodies waiting for the budget',
       async () => (await metricValue(target, 'outrigger_webhook_large_bodies_waiting')) === 4,
+      { timeoutMs: 10_000 },
     );
     const review = largeRealisticCase('large-beside', 100 * 1024);
     const started = Date.now();

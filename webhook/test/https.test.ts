@@ -7,13 +7,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { applyPatch, type Operation } from 'fast-json-patch';
 import { Registry } from 'prom-client';
-import { makeServingCert, type ServingCert } from '@outrigger/testkit';
+import { TEMPLATE_PATHS, type PodLike } from '@outrigger/shared';
+import {
+  admissionReview,
+  corpusPods,
+  describeWithCorpus,
+  haveCorpus,
+  makeServingCert,
+  realisticPod,
+  waitFor,
+  type ServingCert,
+} from '@outrigger/testkit';
 import { parseFlags } from '../src/flags';
 import { silentLogger } from '../src/log';
 import { startWebhook, type Webhook } from '../src/main';
 import { WebhookMetrics } from '../src/metrics';
-import { realisticPod } from './realistic-review';
-import { corpusPods, patchOf, post, responseOf, review, withCorpus } from './support';
+import { patchOf, post, responseOf } from './support';
 
 const dir = mkdtempSync(join(tmpdir(), 'outrigger-webhook-'));
 let cert: ServingCert;
@@ -65,14 +74,14 @@ const send = (path: string, body: string) =>
   post(webhook.httpsPort, path, body, { agent, ca: trusted });
 
 describe('POST /mutate/pods', () => {
-  withCorpus(
-    'answers every corpus pod: uid echoed, additive patch, injected or marked skipped',
-    async () => {
-      const pods = corpusPods();
+  describeWithCorpus('every corpus pod', () => {
+    it('is answered: uid echoed, additive patch, injected or marked skipped', async () => {
+      const pods = corpusPods(TEMPLATE_PATHS);
       expect(pods.length).toBeGreaterThan(100);
       let injected = 0;
-      for (const { source, pod } of pods) {
-        const body = review(pod);
+      for (const { file, kind, pod } of pods) {
+        const source = `${file} ${kind}`;
+        const body = admissionReview(pod);
         const uid = (JSON.parse(body) as { request: { uid: string } }).request.uid;
         const reply = await send('/mutate/pods', body);
         expect(reply.status).toBe(200);
@@ -86,7 +95,7 @@ describe('POST /mutate/pods', () => {
         const ops = patchOf(r);
         expect(ops.every((o) => o.op === 'add')).toBe(true);
         const result = applyPatch(
-          structuredClone(pod),
+          structuredClone(pod) as PodLike,
           ops as Operation[],
           true,
           false,
@@ -96,15 +105,15 @@ describe('POST /mutate/pods', () => {
         else expect(labels['outrigger.dev/skipped']).toMatch(/^[a-z-]+$/);
       }
       expect(injected).toBeGreaterThan(90);
-    },
-  );
+    });
+  });
 
   it('passes override warnings through to kubectl', async () => {
     const pod = {
       metadata: { annotations: { 'config.outrigger.dev/proxy-cpu-limit': 'lots' } },
       spec: { containers: [{ name: 'a' }] },
     };
-    const r = responseOf(await send('/mutate/pods', review(pod)));
+    const r = responseOf(await send('/mutate/pods', admissionReview(pod)));
     expect(r.warnings).toEqual([
       expect.stringContaining('config.outrigger.dev/proxy-cpu-limit="lots" ignored'),
     ]);
@@ -119,14 +128,17 @@ describe('POST /mutate/pods', () => {
       { subResource: 'ephemeralcontainers' },
       { object: null },
     ]) {
-      const r = responseOf(await send('/mutate/pods', review(pod, extra)));
+      const r = responseOf(await send('/mutate/pods', admissionReview(pod, extra)));
       expect(r).toEqual({ uid: expect.any(String), allowed: true });
     }
   });
 
   it('admits a pod it cannot handle unchanged, with its reason', async () => {
     const r = responseOf(
-      await send('/mutate/pods', review({ metadata: { name: 'x' }, spec: { containers: [] } })),
+      await send(
+        '/mutate/pods',
+        admissionReview({ metadata: { name: 'x' }, spec: { containers: [] } }),
+      ),
     );
     expect(r).toEqual({ uid: expect.any(String), allowed: true });
     expect(await metrics.registry.metrics()).toMatch(/reason="invalid-pod-spec"\} 1/);
@@ -156,22 +168,29 @@ describe('bad input', () => {
       '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}',
       /request must be an object; got nothing/,
     ],
-    ['no uid', review({}, { uid: '' }), /request.uid must be a non-empty string; got string ""/],
-    ['bad kind', review({}, { kind: 'Pod' }), /request.kind must be/],
-    ['object not an object', review('a pod'), /request.object must be an object/],
+    [
+      'no uid',
+      admissionReview({}, { uid: '' }),
+      /request.uid must be a non-empty string; got string ""/,
+    ],
+    ['bad kind', admissionReview({}, { kind: 'Pod' }), /request.kind must be/],
+    ['object not an object', admissionReview('a pod'), /request.object must be an object/],
     [
       'a field of the pod of the wrong type',
-      review({ metadata: { name: 'x' }, spec: { containers: 'nope' } }),
+      admissionReview({ metadata: { name: 'x' }, spec: { containers: 'nope' } }),
       /request.object.spec.containers must be a list; got string "nope"/,
     ],
     [
       'an owner reference without a kind (was the fail-open path)',
-      review({ metadata: { ownerReferences: [{ name: 'web-1' }] }, spec: { containers: [] } }),
+      admissionReview({
+        metadata: { ownerReferences: [{ name: 'web-1' }] },
+        spec: { containers: [] },
+      }),
       /request.object.metadata.ownerReferences\[0\].kind is required: set it to a string/,
     ],
     [
       'an owner reference with a null name (was the fail-open path)',
-      review({
+      admissionReview({
         metadata: { ownerReferences: [{ kind: 'ReplicaSet', name: null }] },
         spec: { containers: [{ name: 'a' }] },
       }),
@@ -194,7 +213,7 @@ describe('bad input', () => {
   });
 
   it('413 above the body limit, 404 and 405 elsewhere', async () => {
-    const huge = review({
+    const huge = admissionReview({
       metadata: { annotations: { big: 'x'.repeat(300_000) } },
       spec: { containers: [{ name: 'a' }] },
     });
@@ -239,7 +258,7 @@ describe('POST /mutate/workloads', () => {
   const apps = { kind: { group: 'apps', version: 'v1', kind: 'Deployment' } };
 
   it('stamps on CREATE', async () => {
-    const r = responseOf(await send('/mutate/workloads', review(deployment, apps)));
+    const r = responseOf(await send('/mutate/workloads', admissionReview(deployment, apps)));
     expect(patchOf(r).map((o) => o.path)).toEqual([
       '/spec/template/metadata/labels/outrigger.dev~1stamped',
       '/spec/template/metadata/annotations',
@@ -251,7 +270,7 @@ describe('POST /mutate/workloads', () => {
     const r = responseOf(
       await send(
         '/mutate/workloads',
-        review(scaled, { ...apps, operation: 'UPDATE', oldObject: deployment }),
+        admissionReview(scaled, { ...apps, operation: 'UPDATE', oldObject: deployment }),
       ),
     );
     expect(r).toEqual({ uid: expect.any(String), allowed: true });
@@ -261,11 +280,13 @@ describe('POST /mutate/workloads', () => {
 describe('under load', () => {
   it('answers 300 concurrent requests, each with its own uid', async () => {
     // The corpus's pods when it is there, else a real API server's pod.
-    const corpus = corpusPods()
-      .slice(0, 30)
-      .map((p) => p.pod);
+    const corpus = haveCorpus()
+      ? corpusPods(TEMPLATE_PATHS)
+          .slice(0, 30)
+          .map((p) => p.pod)
+      : [];
     const pods = corpus.length > 0 ? corpus : [realisticPod('load', 0)];
-    const bodies = Array.from({ length: 300 }, (_, i) => review(pods[i % pods.length]));
+    const bodies = Array.from({ length: 300 }, (_, i) => admissionReview(pods[i % pods.length]));
     const replies = await Promise.all(bodies.map((b) => send('/mutate/pods', b)));
     const uids = bodies.map((b) => (JSON.parse(b) as { request: { uid: string } }).request.uid);
     expect(replies.map((r) => r.status)).toEqual(bodies.map(() => 200));
@@ -289,7 +310,7 @@ describe('under load', () => {
           const reply = await post(
             webhook.httpsPort,
             '/mutate/pods',
-            review({ spec: { containers: [{ name: 'a' }] } }),
+            admissionReview({ spec: { containers: [{ name: 'a' }] } }),
             { agent: a, ca },
           );
           if (reply.status !== 200) failures++;
@@ -302,7 +323,10 @@ describe('under load', () => {
       }
     };
     const workers = Array.from({ length: 4 }, () => worker());
-    await new Promise((r) => setTimeout(r, 300));
+    // Rotate under traffic: once requests are answered, a new handshake among them.
+    await waitFor('traffic on the first certificate', () => sent >= 20 && seen.size === 1, {
+      timeoutMs: 5_000,
+    });
     copyFileSync(second.keyFile, keyPath);
     copyFileSync(second.certFile, certPath);
     rotated = true;
@@ -316,20 +340,25 @@ describe('under load', () => {
 describe('configuration', () => {
   const pod = { metadata: { labels: { app: 'a' } }, spec: { containers: [{ name: 'a' }] } };
   const revisionOf = async (): Promise<unknown> => {
-    const ops = patchOf(responseOf(await send('/mutate/pods', review(pod))));
+    const ops = patchOf(responseOf(await send('/mutate/pods', admissionReview(pod))));
     return ops.find((o) => o.path.endsWith('outrigger.dev~1revision'))?.value;
   };
 
   it('picks up a new configuration, and keeps the last good one when a new one is invalid', async () => {
     const before = await revisionOf();
     writeFileSync(configFile, 'proxy:\n  logLevel: debug\n');
-    await waitFor(async () => (await revisionOf()) !== before);
+    await waitFor('a new revision in the answers', async () => (await revisionOf()) !== before, {
+      timeoutMs: 10_000,
+    });
     const good = await revisionOf();
     writeFileSync(configFile, 'proxy:\n  logLevel: chatty\n');
-    await waitFor(async () =>
-      /outrigger_webhook_config_reload_failures_total\{source="file [^"]+"\} 1/.test(
-        await metrics.registry.metrics(),
-      ),
+    await waitFor(
+      'a failed reload in the metrics',
+      async () =>
+        /outrigger_webhook_config_reload_failures_total\{source="file [^"]+"\} 1/.test(
+          await metrics.registry.metrics(),
+        ),
+      { timeoutMs: 10_000 },
     );
     expect(await revisionOf()).toBe(good);
     expect(await metrics.registry.metrics()).toMatch(
@@ -337,12 +366,3 @@ describe('configuration', () => {
     );
   });
 });
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('condition not met in time');
-}

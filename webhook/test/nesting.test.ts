@@ -12,7 +12,7 @@ import {
   nestsDeeperThan,
   parseReview,
 } from '../src/review';
-import { realisticReview } from './realistic-review';
+import { realisticReview } from '@outrigger/testkit';
 
 const nested = (depth: number): string => `${'['.repeat(depth)}${']'.repeat(depth)}`;
 

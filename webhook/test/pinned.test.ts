@@ -17,7 +17,7 @@ import {
 } from '@outrigger/shared';
 import { admitPod, admitWorkload, type AdmissionState } from '../src/admit';
 import { parseReview } from '../src/review';
-import { review } from './support';
+import { admissionReview } from '@outrigger/testkit';
 
 const oldConfig = defaultConfig();
 const current = makeSnapshot({
@@ -80,7 +80,7 @@ function injectedWith(a: ReturnType<typeof admitPod>) {
 describe('which revision a pod gets', () => {
   it('the pinned revision while the history holds it: its proxy image', () => {
     expect(old.revision).not.toBe(current.revision);
-    const a = admitPod(parseReview(review(pod(old.revision))), state([old]));
+    const a = admitPod(parseReview(admissionReview(pod(old.revision))), state([old]));
     const got = injectedWith(a);
     expect(got.revision).toBe(old.revision);
     expect(got.text).toContain(oldConfig.proxy.image);
@@ -90,7 +90,10 @@ describe('which revision a pod gets', () => {
   });
 
   it('the current revision for a bare pod, whatever its annotation says', () => {
-    const a = admitPod(parseReview(review(pod(old.revision, { bare: true }))), state([old]));
+    const a = admitPod(
+      parseReview(admissionReview(pod(old.revision, { bare: true }))),
+      state([old]),
+    );
     expect(injectedWith(a).revision).toBe(current.revision);
     expect(a.revision?.rule).toBe('current');
   });
@@ -115,7 +118,7 @@ describe('which revision a pod gets', () => {
     const attack = pod(pinned.revision, {
       annotations: { 'config.outrigger.dev/proxy-image': 'evil.io/proxy:1' },
     });
-    const a = admitPod(parseReview(review(attack)), s);
+    const a = admitPod(parseReview(admissionReview(attack)), s);
     expect(injectedWith(a).revision).toBe(pinned.revision);
     expect(injectedWith(a).text).not.toContain('evil.io');
     expect(a.response.warnings?.join()).toMatch(/evil\.io/);
@@ -123,14 +126,14 @@ describe('which revision a pod gets', () => {
 
   it('the current revision when unstamped or stamped with the current one', () => {
     for (const p of [pod(), pod(current.revision)]) {
-      const a = admitPod(parseReview(review(p)), state([old]));
+      const a = admitPod(parseReview(admissionReview(p)), state([old]));
       expect(injectedWith(a).revision).toBe(current.revision);
       expect(a.revision?.rule).toBe('current');
     }
   });
 
   it('the current revision with a warning when the stamped one is not in the history', () => {
-    const a = admitPod(parseReview(review(pod(old.revision))), state([]));
+    const a = admitPod(parseReview(admissionReview(pod(old.revision))), state([]));
     expect(injectedWith(a).revision).toBe(current.revision);
     expect(a.revision).toEqual({
       rule: 'fallback',
@@ -171,7 +174,7 @@ describe('the stamp of a workload write', () => {
     const update = (pinned: ConfigSnapshot[]) =>
       admitWorkload(
         parseReview(
-          review(deployment('web:2', old.revision), {
+          admissionReview(deployment('web:2', old.revision), {
             kind,
             operation: 'UPDATE',
             oldObject: deployment('web:1', old.revision),
@@ -188,7 +191,10 @@ describe('the stamp of a workload write', () => {
   });
 
   it('stamps a new owner with the current revision', () => {
-    const a = admitWorkload(parseReview(review(deployment('web:1'), { kind })), state([old]));
+    const a = admitWorkload(
+      parseReview(admissionReview(deployment('web:1'), { kind })),
+      state([old]),
+    );
     expect(stampOf(a)).toBe(current.revision);
   });
 });

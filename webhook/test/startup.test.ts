@@ -6,8 +6,8 @@ import { copyFileSync, mkdtempSync } from 'node:fs';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { makeServingCert } from '@outrigger/testkit';
-import { post, review } from './support';
+import { admissionReview, makeServingCert } from '@outrigger/testkit';
+import { post } from './support';
 
 jest.setTimeout(60_000);
 
@@ -85,7 +85,7 @@ it('waits for its certificate files, live and not ready, then serves', async () 
     copyFileSync(cert.certFile, certFile);
     const serving = await logEntry(lines, 'outrigger-webhook serving', () => exited);
     expect(await status(metricsPort, '/readyz')).toBe(200);
-    const reply = await post(Number(serving.https), '/mutate/pods', review({ spec: {} }), {
+    const reply = await post(Number(serving.https), '/mutate/pods', admissionReview({ spec: {} }), {
       ca: [cert.caPem],
     });
     expect(reply.status).toBe(200);

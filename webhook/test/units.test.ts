@@ -11,7 +11,7 @@ import { WebhookMetrics } from '../src/metrics';
 import { parseReview } from '../src/review';
 import { BodyBudget } from '../src/body';
 import { createAdmissionHandler } from '../src/admission-handler';
-import { review } from './support';
+import { admissionReview } from '@outrigger/testkit';
 
 const state: AdmissionState = {
   snapshot: makeSnapshot(defaultConfig()),
@@ -35,7 +35,7 @@ const state: AdmissionState = {
 describe('admitPod with namespace metadata', () => {
   const pod = { metadata: { labels: { app: 'a' } }, spec: { containers: [{ name: 'a' }] } };
   it('applies namespace overrides and marks pods of namespaces that are not opted in', () => {
-    const injected = admitPod(parseReview(review(pod)), state);
+    const injected = admitPod(parseReview(admissionReview(pod)), state);
     expect(injected.result).toEqual({ outcome: 'injected', reason: 'injected' });
     type C = { env?: { name: string; value?: string }[] };
     const patch = JSON.parse(Buffer.from(injected.response.patch ?? '', 'base64').toString()) as {
@@ -45,11 +45,11 @@ describe('admitPod with namespace metadata', () => {
       .flatMap((o) => (Array.isArray(o.value) ? o.value : [o.value]))
       .flatMap((c) => c.env ?? []);
     expect(env).toContainEqual({ name: 'OUTRIGGER_LOG_LEVEL', value: 'debug' });
-    const skipped = admitPod(parseReview(review(pod, { namespace: 'plain' })), state);
+    const skipped = admitPod(parseReview(admissionReview(pod, { namespace: 'plain' })), state);
     expect(skipped.result).toEqual({ outcome: 'skipped', reason: 'namespace-not-enabled' });
     // A namespace the cache has not seen yet: the webhook configuration's selector let it through.
     expect(
-      admitPod(parseReview(review(pod, { namespace: 'brand-new' })), state).result.outcome,
+      admitPod(parseReview(admissionReview(pod, { namespace: 'brand-new' })), state).result.outcome,
     ).toBe('injected');
   });
 
@@ -60,13 +60,16 @@ describe('admitPod with namespace metadata', () => {
     };
     const kind = { group: 'apps', version: 'v1', kind: 'Deployment' };
     expect(
-      admitWorkload(parseReview(review(d, { kind, namespace: 'plain' })), state).result.reason,
+      admitWorkload(parseReview(admissionReview(d, { kind, namespace: 'plain' })), state).result
+        .reason,
     ).toBe('namespace-not-enabled');
     expect(
-      admitWorkload(parseReview(review(d, { kind, namespace: 'shop' })), state).result.outcome,
+      admitWorkload(parseReview(admissionReview(d, { kind, namespace: 'shop' })), state).result
+        .outcome,
     ).toBe('stamped');
     expect(
-      admitWorkload(parseReview(review({ ...d, metadata: {} }, { kind })), state).result.reason,
+      admitWorkload(parseReview(admissionReview({ ...d, metadata: {} }, { kind })), state).result
+        .reason,
     ).toBe('not-handled');
   });
 });
@@ -92,7 +95,7 @@ describe('--on-error', () => {
     const port = (server.address() as AddressInfo).port;
     const res = await fetch(`http://127.0.0.1:${port}/mutate/pods`, {
       method: 'POST',
-      body: review({ spec: { containers: [{ name: 'a' }] } }),
+      body: admissionReview({ spec: { containers: [{ name: 'a' }] } }),
     });
     server.close();
     return (await res.json()) as {
@@ -250,7 +253,7 @@ describe('system namespaces', () => {
       metadata: { labels: { 'outrigger.dev/inject': 'enabled' } },
       spec: { containers: [{ name: 'a' }] },
     };
-    const a = admitPod(parseReview(review(pod, { namespace: 'kube-system' })), state);
+    const a = admitPod(parseReview(admissionReview(pod, { namespace: 'kube-system' })), state);
     expect(a.result).toEqual({ outcome: 'skipped', reason: 'system-namespace' });
     expect(a.response.patch).toBeUndefined();
   });

@@ -1,8 +1,9 @@
-// The hostile inputs of the fuzz suite: classes of AdmissionReview bodies, each with the answer
-// the webhook owes it. Deterministic from a seed, so a failure can be replayed.
+// The hostile inputs of the fuzz suite (webhook/test/fuzz.test.ts, hostile.test.ts) and of
+// `make fuzz` (fuzz.ts): classes of AdmissionReview bodies, each with the answer the webhook owes
+// it. Deterministic from a seed, so a failure can be replayed.
 
+import { realisticReview } from '@outrigger/testkit';
 import { MAX_VALUES } from '../src/review';
-import { realisticReview } from './realistic-review';
 
 /** What the webhook must answer a case with. */
 export type Expect = 'allowed' | 'bad-request' | 'allowed-or-bad' | 'too-large';

@@ -1,9 +1,10 @@
 // The real outrigger-webhook binary under hostile traffic, measured from outside: its resident
 // memory from /proc, its /healthz latency probed as a kubelet would (a new connection each
-// time), and raw TLS clients for what an HTTP client will not do (slow, idle, truncated).
+// time), and raw TLS clients for what an HTTP client will not do (slow, idle, truncated). Used by
+// `make fuzz` (fuzz.ts) and by the fuzz suite (webhook/test/fuzz.test.ts, hostile.test.ts).
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { connect as netConnect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -11,8 +12,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { connect, type TLSSocket } from 'node:tls';
 import { Worker } from 'node:worker_threads';
+import { makeServingCert, rssMiB, shippedEnv } from '@outrigger/testkit';
 import type { FuzzCase } from './fuzz-cases';
-import { makeServingCert, shippedEnv } from '@outrigger/testkit';
 
 /** The binary, from the sources (jest) or from dist/ (the compiled `make fuzz`). */
 const BIN =
@@ -104,25 +105,6 @@ export function startFuzzTarget(extra: string[] = []): Promise<RunningWebhook> {
     child.stderr?.on('data', onData);
     void exited.then((c) => reject(new Error(`the webhook exited with ${c}:\n${output()}`)));
   });
-}
-
-/** A field of /proc/<pid>/status given in kB, in MiB. */
-function statusMiB(pid: number, field: string): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
-}
-
-/** Resident memory of a process by kind (anonymous, file-backed such as code), in MiB. */
-export function rssSplitMiB(pid: number): { anon: number; file: number } {
-  return {
-    anon: Math.round(statusMiB(pid, 'RssAnon')),
-    file: Math.round(statusMiB(pid, 'RssFile')),
-  };
-}
-
-/** Resident memory of a process, in MiB, from /proc. */
-export function rssMiB(pid: number): number {
-  return statusMiB(pid, 'VmRSS');
 }
 
 export interface Reply {
@@ -246,13 +228,6 @@ const timer = setInterval(probe, workerData.every);
 parentPort.on('message', () => { clearInterval(timer); setTimeout(() => parentPort.postMessage({ latencies, failures }), 2100); });
 `;
 
-export function percentile(values: readonly number[], p: number): number {
-  if (values.length === 0) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-}
-
-/** A raw TLS connection to the webhook, for clients that misbehave. */
 /** A TLS connection to the target; `from` a loopback address of its own (127.0.0.2, say). */
 export function rawConnection(target: RunningWebhook, from?: string): Promise<TLSSocket> {
   const port = target.httpsPort;
