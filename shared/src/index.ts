@@ -11,6 +11,7 @@ export * from './config/default-config';
 export * from './admission/overrides-catalog';
 export * from './admission/overrides';
 export * from './config/revision';
+export * from './config/last-good';
 export * from './admission/owner';
 export * from './admission/decide';
 export * from './kubernetes/label';

@@ -4,8 +4,8 @@
 
 import { FilePoller } from '@outrigger/kube/without-api';
 import {
-  canonicalJson,
   DEFAULT_CONFIG_YAML,
+  LastGoodConfig,
   formatIssue,
   makeSnapshot,
   parseConfig,
@@ -20,7 +20,7 @@ const UNREADABLE_LOG_EVERY_MS = 60_000;
 
 export class ConfigStore {
   private snapshot: ConfigSnapshot | undefined;
-  private canonical: string | undefined;
+  private readonly good = new LastGoodConfig();
   private readonly seen = new Set<string>();
   private readonly listeners: ((s: ConfigSnapshot) => void)[] = [];
 
@@ -59,18 +59,15 @@ export class ConfigStore {
       });
       return false;
     }
-    // Compare whole configurations, not revisions: the revision leaves out settings that still
-    // matter here (excludeNamespaces).
     this.unreadableLog.reset(); // read again: a new failure is news
-    const canonical = canonicalJson(result.config);
-    if (canonical === this.canonical) return true;
-    if (this.snapshot && text.trim() === '')
+    const previous = this.snapshot;
+    if (!this.good.offer(result.config)) return true;
+    if (previous && text.trim() === '')
       this.logger.warn('configuration is empty: every setting takes its default', {
         source,
-        previous: this.snapshot.revision,
+        previous: previous.revision,
       });
     const next = makeSnapshot(result.config);
-    this.canonical = canonical;
     this.snapshot = next;
     this.seen.add(next.revision);
     this.metrics.setRevision(next.revision);

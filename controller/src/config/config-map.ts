@@ -5,17 +5,15 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import {
   LAST_GOOD_REVISION,
+  LastGoodConfig,
   WAVE_STAGE,
   readConfigMap,
-  type Config,
+  type ConfigInForce,
   type ConfigProblem,
 } from '@outrigger/shared';
 import type { ObjectRef } from '@outrigger/kube';
 
-export interface ConfigInForce {
-  config: Config;
-  revision: string;
-}
+export type { ConfigInForce } from '@outrigger/shared';
 
 /**
  * What a wave step reads from the ConfigMap, as one string: the object's identity, its data and
@@ -35,7 +33,7 @@ function waveInputs(cm: V1ConfigMap | undefined): string {
 /** Holds the ConfigMap and the configuration last read from it successfully. */
 export class ConfigHolder {
   private object: V1ConfigMap | undefined;
-  private good: ConfigInForce | undefined;
+  private readonly good = new LastGoodConfig();
   private problem: ConfigProblem | undefined;
   private inputs: string | undefined;
 
@@ -46,7 +44,7 @@ export class ConfigHolder {
   }
 
   get inForce(): ConfigInForce | undefined {
-    return this.good;
+    return this.good.inForce;
   }
 
   /** Why the ConfigMap as it stands is not in force, if it is not. */
@@ -75,14 +73,9 @@ export class ConfigHolder {
       return { configChanged: false, waveInputsChanged, problem: reading };
     }
     this.problem = undefined;
-    const before = this.good;
-    const changed =
-      before === undefined ||
-      before.revision !== reading.revision ||
-      JSON.stringify(before.config) !== JSON.stringify(reading.config);
     // Unchanged, the same object stays in force: the owners' assessments were made against it,
     // and a new one would have every owner assessed again (owner-index.ts).
-    if (changed) this.good = { config: reading.config, revision: reading.revision };
+    const changed = this.good.offer(reading.config, reading.revision);
     return { configChanged: changed, waveInputsChanged, problem: undefined };
   }
 }
