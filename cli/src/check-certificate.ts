@@ -4,9 +4,9 @@
 import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import { CoreV1Api } from '@kubernetes/client-node';
 import { TLS_SECRET_NAME, WEBHOOK_SERVICE } from '@outrigger/shared';
-import { apiErrorMessage } from '@outrigger/kube';
+import { apiErrorMessage, certificateValidity, daysLeft, isExpired } from '@outrigger/kube';
+import { secretPath } from './api-paths';
 import { fail, pass, type Check, type Ctx } from './check';
 
 const message = apiErrorMessage;
@@ -40,9 +40,9 @@ async function servedCertificate(ctx: Ctx): Promise<{ cert: X509Certificate; hos
     });
     return { cert: new X509Certificate(raw), host: hostname };
   }
-  const secret = await ctx.kc
-    .makeApiClient(CoreV1Api)
-    .readNamespacedSecret({ namespace: ctx.namespace, name: TLS_SECRET_NAME });
+  const secret = await ctx.api.get<{ data?: Record<string, string> }>(
+    secretPath(ctx.namespace, TLS_SECRET_NAME),
+  );
   const pem = Buffer.from(secret.data?.['tls.crt'] ?? '', 'base64').toString('utf8');
   return { cert: new X509Certificate(pem), host: `${WEBHOOK_SERVICE}.${ctx.namespace}.svc` };
 }
@@ -75,8 +75,11 @@ export const certificateTrusted: Check = async (ctx) => {
     served.cert.checkIP(served.host) === undefined
   )
     return fail(`the certificate is not for ${served.host}`, `issue it for ${served.host}`);
-  const days = (new Date(served.cert.validTo).getTime() - Date.now()) / 86_400_000;
-  if (days < 0) return fail(`expired ${served.cert.validTo}`, 'renew the serving certificate now');
+  const validity = certificateValidity(served.cert);
+  const nowMs = Date.now();
+  const days = daysLeft(validity, nowMs);
+  if (isExpired(validity, nowMs))
+    return fail(`expired ${served.cert.validTo}`, 'renew the serving certificate now');
   if (days < CERT_WARN_DAYS)
     return fail(
       `expires in ${days.toFixed(1)} days (${served.cert.validTo})`,

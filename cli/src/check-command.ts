@@ -4,13 +4,6 @@
 // and finally a dry-run pod that the API server must send through the webhook.
 
 import {
-  AdmissionregistrationV1Api,
-  AppsV1Api,
-  CoordinationV1Api,
-  CoreV1Api,
-  VersionApi,
-} from '@kubernetes/client-node';
-import {
   CONFIG_MAP_KEY,
   CONTROLLER_SERVICE_ACCOUNT,
   ENABLED,
@@ -20,11 +13,22 @@ import {
   WEBHOOK_CONFIGURATION_NAME,
   WEBHOOK_SERVICE_ACCOUNT,
   readConfigMap,
+  type PodLike,
 } from '@outrigger/shared';
-import { apiErrorMessage, httpStatus } from '@outrigger/kube';
-import { clusterFlags, FLEET_FLAGS, loadKubeConfig, parseClusterArgs } from './cluster-flags';
+import {
+  LeaseTimeError,
+  apiErrorMessage,
+  httpStatus,
+  leaseIsFree,
+  leaseRenewedMs,
+  leasesPath,
+  workloadPath,
+  type Lease,
+} from '@outrigger/kube';
+import { VERSION_PATH, configMapPath, podsPath, webhookConfigurationPath } from './api-paths';
+import { clusterFlags, connectCluster, FLEET_FLAGS, parseClusterArgs } from './cluster-flags';
 import { UsageError, type Io } from './io';
-import { fail, pass, type Check, type CheckResult, type Ctx } from './check';
+import { fail, pass, type Check, type CheckResult, type Ctx, type WebhookEntry } from './check';
 import { certificateTrusted } from './check-certificate';
 import { rbacSufficient } from './check-rbac';
 
@@ -37,21 +41,25 @@ const MIN_MINOR = 29;
 
 const message = apiErrorMessage;
 
-const apiReachable: Check = async ({ kc }) => {
-  const v = await kc.makeApiClient(VersionApi).getCode();
+/** As much of a Deployment as the components check reads. */
+interface Deployment {
+  spec?: { replicas?: number };
+  status?: { readyReplicas?: number };
+}
+
+const apiReachable: Check = async ({ api, server }) => {
+  const v = await api.get<{ minor: string; gitVersion: string }>(VERSION_PATH);
   const minor = Number.parseInt(v.minor, 10);
   if (!(minor >= MIN_MINOR))
     return fail(
       `Kubernetes ${v.gitVersion}`,
       `Outrigger needs Kubernetes 1.${MIN_MINOR} or later (native sidecars)`,
     );
-  return pass(`Kubernetes ${v.gitVersion} at ${kc.getCurrentCluster()?.server ?? '?'}`);
+  return pass(`Kubernetes ${v.gitVersion} at ${server}`);
 };
 
-const configValid: Check = async ({ kc, namespace, configMap }) => {
-  const cm = await kc
-    .makeApiClient(CoreV1Api)
-    .readNamespacedConfigMap({ namespace, name: configMap });
+const configValid: Check = async ({ api, namespace, configMap }) => {
+  const cm = await api.get<{ data?: Record<string, string> }>(configMapPath(namespace, configMap));
   const reading = readConfigMap(cm, { namespace, name: configMap });
   if (!('ok' in reading))
     return fail(
@@ -64,14 +72,13 @@ const configValid: Check = async ({ kc, namespace, configMap }) => {
 /** The webhook's Deployment, unless the webhook configuration calls it by URL (outside). */
 const componentsReady: Check = async (ctx) => {
   const byUrl = ctx.webhook?.some((w) => w.clientConfig.url);
-  const apps = ctx.kc.makeApiClient(AppsV1Api);
   const names = byUrl
     ? [CONTROLLER_SERVICE_ACCOUNT]
     : [WEBHOOK_SERVICE_ACCOUNT, CONTROLLER_SERVICE_ACCOUNT];
   const details: string[] = [];
   for (const name of names) {
     try {
-      const d = await apps.readNamespacedDeployment({ namespace: ctx.namespace, name });
+      const d = await ctx.api.get<Deployment>(workloadPath('Deployment', ctx.namespace, name));
       const ready = d.status?.readyReplicas ?? 0;
       if (ready < 1)
         return fail(
@@ -94,23 +101,22 @@ const componentsReady: Check = async (ctx) => {
   return pass(details.join(', '));
 };
 
-const leaderPresent: Check = async ({ kc, namespace }) => {
+const leaderPresent: Check = async ({ api, namespace }) => {
   try {
-    const lease = await kc
-      .makeApiClient(CoordinationV1Api)
-      .readNamespacedLease({ namespace, name: LEASE_NAME });
-    const spec = lease.spec ?? {};
-    const renewed = new Date(spec.renewTime ?? 0).getTime();
-    const expires = renewed + (spec.leaseDurationSeconds ?? 0) * 1000;
-    if (!spec.holderIdentity || expires < Date.now())
+    const lease = await api.get<Lease>(leasesPath(namespace, LEASE_NAME));
+    const nowMs = Date.now();
+    if (leaseIsFree(lease, nowMs))
       return fail(
         `Lease ${namespace}/${LEASE_NAME} has no live holder`,
         'no controller replica leads: check that one runs (its logs say why it does not lead)',
       );
+    const renewed = leaseRenewedMs(lease) ?? nowMs;
     return pass(
-      `${spec.holderIdentity} leads (renewed ${Math.round((Date.now() - renewed) / 1000)} s ago)`,
+      `${lease.spec?.holderIdentity ?? ''} leads (renewed ${Math.round((nowMs - renewed) / 1000)} s ago)`,
     );
   } catch (err) {
+    if (err instanceof LeaseTimeError)
+      return fail(err.message, 'no controller can take a Lease whose times do not parse');
     if (httpStatus(err) !== 404) throw err;
     return fail(
       `no Lease ${namespace}/${LEASE_NAME}`,
@@ -121,9 +127,9 @@ const leaderPresent: Check = async ({ kc, namespace }) => {
 
 const webhookConfigured: Check = async (ctx) => {
   try {
-    const c = await ctx.kc
-      .makeApiClient(AdmissionregistrationV1Api)
-      .readMutatingWebhookConfiguration({ name: ctx.webhookConfiguration });
+    const c = await ctx.api.get<{ webhooks?: WebhookEntry[] }>(
+      webhookConfigurationPath(ctx.webhookConfiguration),
+    );
     ctx.webhook = c.webhooks ?? [];
   } catch (err) {
     if (httpStatus(err) !== 404) throw err;
@@ -142,17 +148,19 @@ const webhookConfigured: Check = async (ctx) => {
 };
 
 /** The whole path: the API server must send a pod through the webhook and get it injected. */
-const webhookAnswering: Check = async ({ kc, probeNamespace }) => {
-  let pod;
+const webhookAnswering: Check = async ({ api, probeNamespace }) => {
+  let pod: PodLike;
   try {
-    pod = await kc.makeApiClient(CoreV1Api).createNamespacedPod({
-      namespace: probeNamespace,
-      dryRun: 'All',
-      body: {
+    pod = await api.create<PodLike>(
+      podsPath(probeNamespace),
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
         metadata: { generateName: 'outrigger-check-', labels: { [INJECT]: ENABLED } },
         spec: { containers: [{ name: 'check', image: 'registry.k8s.io/pause:3.10' }] },
       },
-    });
+      { dryRun: 'All' },
+    );
   } catch (err) {
     return fail(
       `the dry-run pod was refused in ${probeNamespace}: ${message(err)}`,
@@ -205,7 +213,7 @@ export async function checkCommand(args: string[], io: Io): Promise<number> {
     throw new UsageError(`check takes no arguments\n\n${CHECK_USAGE}\n${FLEET_FLAGS}`);
   const flags = clusterFlags(values);
   const results = await runChecks({
-    kc: loadKubeConfig(flags),
+    ...connectCluster(flags),
     namespace: flags.configMap.namespace,
     configMap: flags.configMap.name,
     probeNamespace: values['probe-namespace'] ?? 'default',

@@ -1,8 +1,8 @@
 // The rights each component needs, as the shipped RBAC grants them, checked for the install's
 // ServiceAccounts with SubjectAccessReviews: a missing one is named with the object and verb.
 
-import { AuthorizationV1Api } from '@kubernetes/client-node';
 import { CONTROLLER_SERVICE_ACCOUNT, LEASE_NAME, WEBHOOK_SERVICE_ACCOUNT } from '@outrigger/shared';
+import { SUBJECT_ACCESS_REVIEWS_PATH } from './api-paths';
 import { fail, pass, type Check } from './check';
 
 const RIGHTS: {
@@ -95,13 +95,15 @@ const RIGHTS: {
   },
 ];
 
-export const rbacSufficient: Check = async ({ kc, namespace, configMap }) => {
-  const api = kc.makeApiClient(AuthorizationV1Api);
+export const rbacSufficient: Check = async ({ api, namespace, configMap }) => {
   const missing: string[] = [];
   for (const r of RIGHTS) {
     const name = r.name === 'config' ? configMap : r.name;
-    const review = await api.createSubjectAccessReview({
-      body: {
+    const review = await api.create<{ status?: { allowed?: boolean } }>(
+      SUBJECT_ACCESS_REVIEWS_PATH,
+      {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SubjectAccessReview',
         spec: {
           user: `system:serviceaccount:${namespace}:${r.account}`,
           groups: [
@@ -118,7 +120,7 @@ export const rbacSufficient: Check = async ({ kc, namespace, configMap }) => {
           },
         },
       },
-    });
+    );
     if (!review.status?.allowed)
       missing.push(`${r.account} cannot ${r.verb} ${r.resource}${name ? ` ${name}` : ''}`);
   }

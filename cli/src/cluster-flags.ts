@@ -1,9 +1,17 @@
-// The flags every command that talks to a cluster takes, and the kubeconfig rules they follow:
-// --kubeconfig FILE, else KUBECONFIG, else ~/.kube/config (else in-cluster); --context NAME.
+// The flags every command that talks to a cluster takes, and the kubeconfig rules they follow
+// (kube's kubectlAccess): --kubeconfig FILE, else KUBECONFIG, else ~/.kube/config (else
+// in-cluster); --context NAME.
 
 import { parseArgs } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
 import { CONFIG_MAP_NAME, SYSTEM_NAMESPACE } from '@outrigger/shared';
+import {
+  KubeApi,
+  KubeconfigError,
+  kubectlAccess,
+  parseRef,
+  type ClusterAccess,
+  type ObjectRef,
+} from '@outrigger/kube';
 import { ClusterError, UsageError } from './io';
 
 export const FLEET_FLAGS = `Cluster flags: --kubeconfig FILE, --context NAME, --config-map NAMESPACE/NAME (default ${SYSTEM_NAMESPACE}/${CONFIG_MAP_NAME})`;
@@ -12,7 +20,7 @@ export interface ClusterFlags {
   kubeconfig?: string;
   context?: string;
   /** The configuration ConfigMap; its namespace is Outrigger's. */
-  configMap: { namespace: string; name: string };
+  configMap: ObjectRef;
 }
 
 /** Parses a cluster command's arguments (every such command takes the same options). */
@@ -33,43 +41,48 @@ export function parseClusterArgs(args: string[]) {
   });
 }
 
+/** A bad --config-map is kube's FlagError, which the command reports as a usage error. */
 export function clusterFlags(values: {
   kubeconfig?: string;
   context?: string;
   'config-map'?: string;
 }): ClusterFlags {
-  const ref = values['config-map'] ?? `${SYSTEM_NAMESPACE}/${CONFIG_MAP_NAME}`;
-  const [namespace = '', name = '', ...rest] = ref.split('/');
-  if (!namespace || !name || rest.length > 0)
-    throw new UsageError(
-      `--config-map must be NAMESPACE/NAME, such as ${SYSTEM_NAMESPACE}/${CONFIG_MAP_NAME}; got ${ref}`,
-    );
-  return { kubeconfig: values.kubeconfig, context: values.context, configMap: { namespace, name } };
+  const configMap = parseRef(
+    'config-map',
+    values['config-map'] ?? `${SYSTEM_NAMESPACE}/${CONFIG_MAP_NAME}`,
+  );
+  return { kubeconfig: values.kubeconfig, context: values.context, configMap };
 }
 
-export function loadKubeConfig(flags: ClusterFlags): KubeConfig {
-  const kc = new KubeConfig();
-  const where = `kubeconfig ${flags.kubeconfig ?? process.env.KUBECONFIG ?? '~/.kube/config'}`;
-  const fix = 'point --kubeconfig or KUBECONFIG at a working one (kubectl config view checks it)';
+/** The cluster the flags point at: its API, and the server's address for reports. */
+export interface Connection {
+  api: KubeApi;
+  server: string;
+}
+
+export function connectCluster(flags: ClusterFlags): Connection {
+  const access = clusterAccess(flags);
+  return { api: new KubeApi(access), server: access.server };
+}
+
+function clusterAccess(flags: ClusterFlags): ClusterAccess {
   try {
-    if (flags.kubeconfig) kc.loadFromFile(flags.kubeconfig);
-    else kc.loadFromDefault();
+    return kubectlAccess({ kubeconfig: flags.kubeconfig, context: flags.context });
   } catch (err) {
-    throw new ClusterError(`${where}: ${firstLine(err)}; ${fix}`);
-  }
-  if (flags.context) {
-    if (!kc.getContextObject(flags.context))
+    if (err instanceof KubeconfigError && err.problem === 'no-such-context' && flags.context)
       throw new UsageError(
         `--context ${flags.context}: no such context in the kubeconfig (kubectl config get-contexts lists them)`,
       );
-    kc.setCurrentContext(flags.context);
+    const where = `kubeconfig ${flags.kubeconfig ?? process.env.KUBECONFIG ?? '~/.kube/config'}`;
+    const what = err instanceof KubeconfigError ? err.message : `${where}: ${firstLine(err)}`;
+    throw new ClusterError(
+      `${what}; point --kubeconfig or KUBECONFIG at a working one (kubectl config view checks it)`,
+    );
   }
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new ClusterError(`${where}: no current cluster; ${fix}`);
-  if (!cluster.server)
-    throw new ClusterError(`${where}: cluster ${cluster.name} has no server; ${fix}`);
-  return kc;
 }
 
-const firstLine = (err: unknown): string =>
-  (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '';
+/** Not by `instanceof Error`: node's own errors come from another realm under test runners. */
+function firstLine(err: unknown): string {
+  const message = (err as { message?: unknown } | null)?.message;
+  return (typeof message === 'string' ? message : String(err)).split('\n')[0] ?? '';
+}

@@ -2,13 +2,6 @@
 // any cluster by the usual kubeconfig rules (--kubeconfig, --context, KUBECONFIG, ~/.kube/config).
 
 import {
-  CoreV1Api,
-  PatchStrategy,
-  setHeaderOptions,
-  type KubernetesObject,
-  type V1Pod,
-} from '@kubernetes/client-node';
-import {
   ESCAPED_POD_SELECTOR,
   RESUME,
   REVISION,
@@ -20,11 +13,11 @@ import {
   type KubeObject,
   type NamespaceMeta,
   type PodLike,
-  type StampedKind,
 } from '@outrigger/shared';
 import { fleetStatus, formatFleet, type FleetRow, type FleetStatus } from './fleet';
-import { KubeApi, accessOf, apiErrorMessage, plainJson, workloadClient } from '@outrigger/kube';
-import { clusterFlags, FLEET_FLAGS, loadKubeConfig, parseClusterArgs } from './cluster-flags';
+import { apiErrorMessage, workloadClient, type KubeApi, type ObjectRef } from '@outrigger/kube';
+import { configMapPath, namespacePath, podsPath } from './api-paths';
+import { clusterFlags, connectCluster, FLEET_FLAGS, parseClusterArgs } from './cluster-flags';
 import { ClusterError, UsageError, type Io } from './io';
 
 export const FLEET_USAGE = `Usage: outrigger status [-n NAMESPACE] [-o wide|json]   one line per workload in opted-in namespaces
@@ -33,27 +26,28 @@ export const FLEET_USAGE = `Usage: outrigger status [-n NAMESPACE] [-o wide|json
 ${FLEET_FLAGS}`;
 
 const FIELD_MANAGER = 'outrigger-cli';
-const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 interface Cluster {
-  core: CoreV1Api;
-  /** The workloads' API, as plain JSON (workloadClient). */
-  apps: KubeApi;
-  configMap: { namespace: string; name: string };
+  api: KubeApi;
+  configMap: ObjectRef;
 }
+
+/** As much of a ConfigMap as the commands read. */
+interface ConfigMap {
+  metadata?: { annotations?: Record<string, string> };
+  data?: Record<string, string>;
+}
+
+type NamespaceObject = Parameters<typeof namespaceMeta>[0];
 
 function connect(values: Parameters<typeof clusterFlags>[0]): Cluster {
   const flags = clusterFlags(values);
-  const kc = loadKubeConfig(flags);
-  return {
-    core: kc.makeApiClient(CoreV1Api),
-    apps: new KubeApi(accessOf(kc)),
-    configMap: flags.configMap,
-  };
+  return { api: connectCluster(flags).api, configMap: flags.configMap };
 }
 
 async function readConfig(cluster: Cluster) {
-  const cm = await cluster.core.readNamespacedConfigMap(cluster.configMap);
+  const { namespace, name } = cluster.configMap;
+  const cm = await cluster.api.get<ConfigMap>(configMapPath(namespace, name));
   // Not the defaults for a missing key: that would restart owners to a revision nobody chose.
   const reading = readConfigMap(cm, cluster.configMap);
   if (!('ok' in reading)) throw new ClusterError(reading.message);
@@ -66,14 +60,12 @@ async function readConfig(cluster: Cluster) {
 
 async function listWorkloads(cluster: Cluster, namespace: string | undefined) {
   const lists = await Promise.all(
-    STAMPED_KINDS.map(async (kind): Promise<{ kind: StampedKind; items: KubernetesObject[] }> => {
-      const items = (await workloadClient(cluster.apps, kind).list(namespace)).items;
-      return { kind, items };
+    STAMPED_KINDS.map(async (kind) => {
+      const items = (await workloadClient(cluster.api, kind).list(namespace)).items;
+      return { kind, items: items as KubeObject[] };
     }),
   );
-  return lists.flatMap(({ kind, items }) =>
-    items.map((object) => ({ kind, object: plainJson(object) as KubeObject })),
-  );
+  return lists.flatMap(({ kind, items }) => items.map((object) => ({ kind, object })));
 }
 
 async function listNamespaces(
@@ -81,8 +73,8 @@ async function listNamespaces(
   only: string | undefined,
 ): Promise<NamespaceMeta[]> {
   const items = only
-    ? [await cluster.core.readNamespace({ name: only })]
-    : (await cluster.core.listNamespace()).items;
+    ? [await cluster.api.get<NamespaceObject>(namespacePath(only))]
+    : (await cluster.api.get<{ items: NamespaceObject[] }>(namespacePath())).items;
   return items.map(namespaceMeta);
 }
 
@@ -93,19 +85,19 @@ async function listNamespaces(
  * owner elsewhere with pods to heal takes a slot that a row here would otherwise be given.
  */
 async function listPods(cluster: Cluster, namespace: string | undefined): Promise<PodLike[]> {
-  if (!namespace) return (await cluster.core.listPodForAllNamespaces()).items.map(plainPod);
+  const list = (path: string, labelSelector?: string) =>
+    cluster.api.get<{ items: PodLike[] }>(path, { labelSelector });
+  if (!namespace) return (await list(podsPath())).items;
   const [own, injected, escaped] = await Promise.all([
-    cluster.core.listNamespacedPod({ namespace }),
-    cluster.core.listPodForAllNamespaces({ labelSelector: REVISION }),
-    cluster.core.listPodForAllNamespaces({ labelSelector: ESCAPED_POD_SELECTOR }),
+    list(podsPath(namespace)),
+    list(podsPath(), REVISION),
+    list(podsPath(), ESCAPED_POD_SELECTOR),
   ]);
   const elsewhere = [...injected.items, ...escaped.items].filter(
     (p) => p.metadata?.namespace !== namespace,
   );
-  return [...own.items, ...elsewhere].map(plainPod);
+  return [...own.items, ...elsewhere];
 }
-
-const plainPod = (p: V1Pod): PodLike => plainJson(p) as PodLike;
 
 /**
  * The wave is cluster-wide (its budget, its stop), so every workload is planned, with the pods
@@ -190,8 +182,8 @@ async function restartOne(
   const args = { namespace: row.namespace, name: row.name };
   const kind = row.state === 'escaped' ? 'heal' : 'rollout';
   try {
-    const client = workloadClient(cluster.apps, row.kind);
-    const current = plainJson(await client.read(row.namespace, row.name)) as KubeObject;
+    const client = workloadClient(cluster.api, row.kind);
+    const current = (await client.read(row.namespace, row.name)) as KubeObject;
     const workload = { ...current, apiVersion: 'apps/v1', kind: row.kind } as Parameters<
       typeof restartPatch
     >[0]['workload'];
@@ -214,13 +206,11 @@ export async function resumeCommand(args: string[], io: Io): Promise<number> {
   if (positionals.length > 0) throw new UsageError(`resume takes no arguments\n\n${FLEET_USAGE}`);
   const c = connect(values);
   const at = formatTime(Date.now());
-  await c.core.patchNamespacedConfigMap(
-    {
-      ...c.configMap,
-      body: { metadata: { annotations: { [RESUME]: at } } },
-      fieldManager: FIELD_MANAGER,
-    },
-    MERGE_PATCH,
+  await c.api.patch(
+    configMapPath(c.configMap.namespace, c.configMap.name),
+    { metadata: { annotations: { [RESUME]: at } } },
+    'merge',
+    { fieldManager: FIELD_MANAGER },
   );
   io.stdout(
     `asked the controller to resume the wave (${RESUME}=${at} on ConfigMap ${c.configMap.namespace}/${c.configMap.name})\n`,

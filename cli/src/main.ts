@@ -1,7 +1,7 @@
 // The `outrigger` command: dispatches to the subcommands and turns errors into exit codes.
 
 import { readFile } from 'node:fs/promises';
-import { apiErrorMessage } from '@outrigger/kube';
+import { FlagError, apiErrorMessage } from '@outrigger/kube';
 import { ConfigError } from '@outrigger/shared';
 import { configCommand, CONFIG_USAGE } from './config-command';
 import { CHECK_USAGE, checkCommand } from './check-command';
@@ -51,34 +51,41 @@ export async function run(argv: string[], io: Io): Promise<number> {
 }
 
 const FILE_CODES = ['ENOENT', 'EISDIR', 'EACCES'];
-const NETWORK_CODES = ['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'ECONNRESET'];
+const NETWORK_CODES = [
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'ETIMEDOUT',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'EPIPE',
+  'EPROTO',
+];
+/** The TLS handshake's refusals: a CA we do not trust, a name the certificate is not for... */
+const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_)/;
 
 /** The message and exit code for an error the user can act on; undefined for a bug. */
 function describeError(err: unknown): { message: string; exit: number } | undefined {
-  if (err instanceof UsageError) return { message: err.message, exit: 2 };
+  // A bad --config-map (kube's parseRef) is bad usage like any other.
+  if (err instanceof UsageError || err instanceof FlagError)
+    return { message: err.message, exit: 2 };
   if (err instanceof ConfigError || err instanceof ClusterError)
     return { message: err.message, exit: 1 };
-  const unreachable = fetchFailure(err);
-  if (unreachable) return unreachable;
   const code = (err as NodeJS.ErrnoException).code as unknown;
   const message = (err as Error).message;
-  // The API server's refusal (client-node's ApiException carries the HTTP status as code).
+  // The API server's refusal (kube's ApiError carries the HTTP status as code).
   if (typeof code === 'number') return { message: apiErrorMessage(err), exit: 1 };
+  // The API server's silence: kube's request timeout.
+  if ((err as Error).name === 'TimeoutError')
+    return { message: `cannot reach the API server: ${message}`, exit: 1 };
   if (typeof code !== 'string') return undefined;
   if (FILE_CODES.includes(code)) return { message, exit: 1 };
-  if (NETWORK_CODES.includes(code))
+  if (NETWORK_CODES.includes(code) || TLS_CODE.test(code))
     return { message: `cannot reach the API server: ${message}`, exit: 1 };
   // Checked by code, not class: node's own errors come from another realm under test runners.
   if (code.startsWith('ERR_PARSE_ARGS')) return { message, exit: 2 };
   return undefined;
-}
-
-/** fetch's own failure, which carries the socket's error as its cause (a refused connection). */
-function fetchFailure(err: unknown): { message: string; exit: number } | undefined {
-  const cause = (err as { cause?: unknown }).cause;
-  if ((err as Error).message !== 'fetch failed' || cause === undefined) return undefined;
-  const detail = (cause as Error).message ?? JSON.stringify(cause);
-  return describeError(cause) ?? { message: `cannot reach the API server: ${detail}`, exit: 1 };
 }
 
 function reportError(err: unknown, io: Io): number {

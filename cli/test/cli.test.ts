@@ -1,15 +1,14 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { DEFAULT_CONFIG_YAML } from '@outrigger/shared';
-import { freePort } from '@outrigger/testkit';
+import { CORPUS_DIR, corpusFiles, describeWithCorpus, freePort } from '@outrigger/testkit';
 import { run } from '../src/main';
 import type { Io } from '../src/io';
 
-const CORPUS = join(__dirname, '..', '..', '..', 'shared', 'corpus');
 const BIN = join(__dirname, '..', 'bin', 'outrigger.js');
 
 function fakeIo(files: Record<string, string>, stdin = ''): Io & { out: string; err: string } {
@@ -124,17 +123,10 @@ describe('outrigger config', () => {
 
 const exec = promisify(execFile);
 
-describe('the outrigger binary', () => {
-  const haveCorpus = existsSync(CORPUS);
-  if (!haveCorpus) process.stderr.write(`corpus not found at ${CORPUS}: skipping its tests\n`);
-  const withCorpus = haveCorpus ? it : it.skip;
-  const files = haveCorpus
-    ? readdirSync(CORPUS, { withFileTypes: true })
-        .filter((d) => d.isDirectory())
-        .flatMap((d) => readdirSync(join(CORPUS, d.name)).map((f) => join(CORPUS, d.name, f)))
-    : [];
+describeWithCorpus('the outrigger binary over the corpus', () => {
+  const files = corpusFiles().map((f) => join(CORPUS_DIR, f));
 
-  withCorpus('injects every parseable corpus file with exit 0 in one run', async () => {
+  it('injects every parseable corpus file with exit 0 in one run', async () => {
     const good = files.filter((f) => !f.endsWith('.bad.input.yml'));
     const args = good.flatMap((f) => ['-f', f]);
     const { stdout, stderr } = await exec(process.execPath, [BIN, 'inject', ...args], {
@@ -146,7 +138,7 @@ describe('the outrigger binary', () => {
     expect(parseAllDocuments(stdout).every((d) => d.errors.length === 0)).toBe(true);
   });
 
-  withCorpus('exits 1 on the corpus file that is broken YAML on purpose', async () => {
+  it('exits 1 on the corpus file that is broken YAML on purpose', async () => {
     const bad = files.find((f) => f.endsWith('.bad.input.yml')) ?? '';
     await expect(exec(process.execPath, [BIN, 'inject', '-f', bad])).rejects.toMatchObject({
       code: 1,

@@ -3,7 +3,7 @@
 
 import { PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { errorMessage, isNotFound } from './api-error';
+import { apiErrorWithStatus as errorMessage, isNotFound } from '@outrigger/kube';
 import type { Cluster } from './cluster';
 import { pending, done, waitFor, type WaitOptions } from './wait';
 

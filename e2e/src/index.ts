@@ -1,7 +1,6 @@
 // The end-to-end harness: everything a suite needs to drive the cluster under test.
 
 export * from './admission-server';
-export * from './api-error';
 export * from './apply';
 export * from './build';
 export * from './chaos';

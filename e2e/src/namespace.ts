@@ -2,7 +2,7 @@
 // (kubectl delete namespace -l outrigger.dev/e2e=true), ready for pods, and deleted afterwards.
 
 import { randomBytes } from 'node:crypto';
-import { errorMessage, isConflict, isNotFound } from './api-error';
+import { apiErrorWithStatus as errorMessage, isConflict, isNotFound } from '@outrigger/kube';
 import type { Cluster } from './cluster';
 import { dumpNamespace } from './dump';
 import { done, pending, waitFor, type WaitOptions } from './wait';

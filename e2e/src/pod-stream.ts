@@ -6,7 +6,7 @@
 // fit.
 
 import type { V1Pod } from '@kubernetes/client-node';
-import { errorMessage } from './api-error';
+import { apiErrorWithStatus as errorMessage } from '@outrigger/kube';
 import type { Cluster } from './cluster';
 import { PAUSE_IMAGE } from './fixtures';
 

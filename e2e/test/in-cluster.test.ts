@@ -18,6 +18,7 @@ import {
   TLS_SECRET_NAME,
   CA_SECRET_NAME,
 } from '@outrigger/shared';
+import { isNotFound } from '@outrigger/kube';
 import {
   MERGE_PATCH,
   PROXY_CONTAINER,
@@ -34,7 +35,6 @@ import {
   inClusterTarget,
   leaseHolder,
   removeRelease,
-  isNotFound,
   kubeconfigPath,
   pending,
   realNodeNamespaceAnnotations,

@@ -4,6 +4,7 @@
 
 import * as path from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
+import { httpStatus as statusCode, isForbidden } from '@outrigger/kube';
 import {
   apply,
   connect,
@@ -11,7 +12,6 @@ import {
   done,
   freePort,
   grantRole,
-  isForbidden,
   isLocalCluster,
   makeServingCert,
   pending,
@@ -19,7 +19,6 @@ import {
   remove,
   startAdmissionServer,
   startProcess,
-  statusCode,
   stopAllProcesses,
   waitFor,
   waitForRollout,

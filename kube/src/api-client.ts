@@ -144,7 +144,7 @@ export class KubeApi {
             },
       );
       req.setTimeout(REQUEST_TIMEOUT_MS, () =>
-        req.destroy(new Error(`${what}: no answer in ${REQUEST_TIMEOUT_MS / 1000}s`)),
+        req.destroy(timeoutError(`${what}: no answer in ${REQUEST_TIMEOUT_MS / 1000}s`)),
       );
       req.on('error', fail);
       req.on('response', (res: IncomingMessage) => {

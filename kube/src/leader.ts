@@ -10,26 +10,10 @@
 
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type { KubeApi } from './api-client';
 import { apiErrorMessage, httpStatus } from './errors';
+import { formatMicroTime, leaseIsFree, leasesPath, type Lease } from './lease';
 import type { KubeLogger } from './log';
-
-/** A coordination.k8s.io/v1 Lease as JSON: its times are RFC 3339 strings with microseconds. */
-export interface LeaseSpec {
-  holderIdentity?: string;
-  leaseDurationSeconds?: number;
-  acquireTime?: string;
-  renewTime?: string;
-  leaseTransitions?: number;
-}
-
-interface Lease {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: V1ObjectMeta;
-  spec?: LeaseSpec;
-}
 
 export interface LeaderElectorOptions {
   api: KubeApi;
@@ -58,15 +42,6 @@ const RETRY_JITTER = 0.2;
 
 export function defaultIdentity(): string {
   return `${hostname()}-${randomBytes(4).toString('hex')}`;
-}
-
-/** Whether a Lease with this spec has no live holder at `nowMs` (by the Lease's own fields). */
-export function leaseIsFree(spec: LeaseSpec | undefined, nowMs: number): boolean {
-  if (!spec?.holderIdentity) return true;
-  const renewed = spec.renewTime ?? spec.acquireTime;
-  if (!renewed) return true;
-  const durationMs = (spec.leaseDurationSeconds ?? 0) * 1000;
-  return new Date(renewed).getTime() + durationMs < nowMs;
 }
 
 export class LeaderElector {
@@ -146,7 +121,7 @@ export class LeaderElector {
         return 'held';
       }
       const holder = lease.spec?.holderIdentity;
-      if (holder !== this.identity && !leaseIsFree(lease.spec, nowMs)) return 'taken';
+      if (holder !== this.identity && !leaseIsFree(lease, nowMs)) return 'taken';
       await this.options.api.replace(leasesPath(namespace, name), this.claim(lease, nowMs));
       return 'held';
     } catch (err) {
@@ -184,8 +159,8 @@ export class LeaderElector {
       spec: {
         holderIdentity: this.identity,
         leaseDurationSeconds: this.leaseSeconds,
-        acquireTime: renewing && spec.acquireTime ? spec.acquireTime : microTime(nowMs),
-        renewTime: microTime(nowMs),
+        acquireTime: renewing && spec.acquireTime ? spec.acquireTime : formatMicroTime(nowMs),
+        renewTime: formatMicroTime(nowMs),
         leaseTransitions: renewing || !lease ? transitions : transitions + 1,
       },
     };
@@ -198,7 +173,7 @@ export class LeaderElector {
       const lease = await this.read();
       if (lease?.spec?.holderIdentity !== this.identity) return;
       const spec = { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1 };
-      spec.renewTime = microTime(this.clock());
+      spec.renewTime = formatMicroTime(this.clock());
       await this.options.api.replace(leasesPath(namespace, name), { ...lease, spec });
     } catch (err) {
       this.options.logger.log('warn', 'lease release failed', {
@@ -232,10 +207,3 @@ export class LeaderElector {
     }
   }
 }
-
-const leasesPath = (namespace: string, name?: string): string =>
-  `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases${name ? `/${name}` : ''}`;
-
-/** A Lease's MicroTime: RFC 3339 with microseconds. */
-const microTime = (ms: number): string =>
-  new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');

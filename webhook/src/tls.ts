@@ -3,7 +3,7 @@
 
 import { X509Certificate } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
-import { FilePoller } from '@outrigger/kube/without-api';
+import { FilePoller, certificateValidity } from '@outrigger/kube/without-api';
 import type { Logger } from './log';
 import type { WebhookMetrics } from './metrics';
 
@@ -15,7 +15,7 @@ export interface KeyPair {
 /** Checks that the pair is usable and returns the certificate's expiry, or throws why not. */
 export function checkKeyPair(pair: KeyPair): Date {
   createSecureContext({ cert: pair.cert, key: pair.key });
-  return new Date(new X509Certificate(pair.cert).validTo);
+  return new Date(certificateValidity(new X509Certificate(pair.cert)).notAfterMs);
 }
 
 export class TlsStore {

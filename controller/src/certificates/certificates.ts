@@ -9,6 +9,7 @@
 
 import { generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
 import type Forge from 'node-forge';
+import { certificateValidity, isExpired } from '@outrigger/kube';
 
 export interface CertificatePolicy {
   caValidityMs: number;
@@ -69,12 +70,13 @@ function parse(pem: string): X509Certificate | undefined {
   }
 }
 
-const notBefore = (cert: X509Certificate): number => new Date(cert.validFrom).getTime();
-const notAfter = (cert: X509Certificate): number => new Date(cert.validTo).getTime();
+const expired = (cert: X509Certificate, nowMs: number): boolean =>
+  isExpired(certificateValidity(cert), nowMs);
 
 /** Renewal is due once less than a third of the certificate's life is left. */
 export function renewAt(cert: X509Certificate): number {
-  return notAfter(cert) - (notAfter(cert) - notBefore(cert)) / 3;
+  const { notAfterMs, lifetimeMs } = certificateValidity(cert);
+  return notAfterMs - lifetimeMs / 3;
 }
 
 interface Issued {
@@ -217,14 +219,14 @@ function chooseCa(state: CertificateState, policy: CertificatePolicy, why: strin
   const current = readCa(state.ca);
   const previous = parse(unb64(state.ca?.['previous.crt']));
   if (current && renewAt(current.cert) > state.nowMs) {
-    const keep = previous && notAfter(previous) > state.nowMs ? previous : undefined;
+    const keep = previous && !expired(previous, state.nowMs) ? previous : undefined;
     return { current, previous: keep, changed: keep !== previous };
   }
   why.push(current ? 'the CA is due for renewal' : 'no usable CA');
   const issued = issueCa(state.nowMs, policy.caValidityMs);
   const cert = parse(issued.certPem);
   if (!cert) throw new Error('the CA just issued does not parse');
-  const old = current && notAfter(current.cert) > state.nowMs ? current.cert : undefined;
+  const old = current && !expired(current.cert, state.nowMs) ? current.cert : undefined;
   return { current: { issued, cert }, previous: old, changed: true };
 }
 
@@ -250,7 +252,7 @@ function servingProblem(
   const cert = parse(unb64(tls?.['tls.crt']));
   if (!cert || !unb64(tls?.['tls.key']).includes('PRIVATE KEY'))
     return 'no usable serving certificate';
-  if (notAfter(cert) <= state.nowMs) return 'the serving certificate has expired';
+  if (expired(cert, state.nowMs)) return 'the serving certificate has expired';
   if (!policy.hosts.every((h) => (isIp(h) ? cert.checkIP(h) : cert.checkHost(h)) !== undefined))
     return 'the serving certificate does not cover every host';
   const byCurrent = cert.verify(ca.current.cert.publicKey);
@@ -297,7 +299,7 @@ export function planCertificates(
     const since = state.bundleTrustedSinceMs;
     // Not yet trusted: look again soon, as the bundle lands; then at the end of the grace.
     rechecks.push(
-      notAfter(ca.previous) + 1,
+      certificateValidity(ca.previous).notAfterMs + 1,
       since === undefined ? state.nowMs + 5000 : since + policy.caGraceMs + 1,
     );
   }
