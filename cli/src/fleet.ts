@@ -6,21 +6,17 @@ import {
   ESCAPED_POD_SELECTOR,
   RESTARTED_AT,
   REVISION,
-  SKIPPED,
-  STAMPED,
   asWorkload,
   assessOwner,
-  countRevisionPod,
+  countPodsByOwner,
   injectedContainerNames,
   describeWindow,
   formatTime,
-  isStampedKind,
   ownerKey,
   parseTime,
   planWave,
   readStamp,
   readWave,
-  resolveOwner,
   type Config,
   type KubeObject,
   type NamespaceMeta,
@@ -92,38 +88,26 @@ interface PodTally extends PodCounts {
   running: Record<string, number>;
 }
 
-const isEscaped = (labels: Record<string, string>): boolean =>
-  labels[STAMPED] === 'true' && labels[REVISION] === undefined && labels[SKIPPED] === undefined;
-
 const noTally = (): PodTally => ({ total: 0, injected: 0, outdated: 0, escaped: 0, running: {} });
 
+/** The controller's counts per owner (countPodsByOwner), with every pod and its revision. */
 function tallyPods(
   pods: readonly PodLike[],
   revision: string,
   names: { proxy: string; init?: string },
   restartedAt: (key: string) => number | undefined,
 ): Map<string, PodTally> {
-  const out = new Map<string, PodTally>();
-  for (const pod of pods) {
-    const meta = pod.metadata ?? {};
-    if (meta.deletionTimestamp) continue;
-    const owner = resolveOwner(pod);
-    if (!isStampedKind(owner.kind)) continue;
-    const key = ownerKey({ namespace: meta.namespace ?? '', kind: owner.kind, name: owner.name });
-    const t = out.get(key) ?? noTally();
-    const labels = meta.labels ?? {};
-    const runs = labels[REVISION];
-    t.total += 1;
-    if (runs !== undefined) {
-      t.injected += 1;
-      t.running[runs] = (t.running[runs] ?? 0) + 1;
-      if (runs !== revision) t.outdated += 1;
-      else t.atRevision = countRevisionPod(t.atRevision, pod, names, restartedAt(key));
-    }
-    if (isEscaped(labels)) t.escaped += 1;
-    out.set(key, t);
-  }
-  return out;
+  return countPodsByOwner(pods, {
+    revision,
+    names,
+    sinceOf: restartedAt,
+    fresh: noTally,
+    also: (t, pod) => {
+      t.total += 1;
+      const runs = pod.metadata?.labels?.[REVISION];
+      if (runs !== undefined) t.running[runs] = (t.running[runs] ?? 0) + 1;
+    },
+  });
 }
 
 export function fleetStatus(input: FleetInput): FleetStatus {

@@ -9,6 +9,7 @@ import {
   OWNER_NAME,
   RESUME,
   REVISION,
+  STAMPED,
   WAVE_STAGE,
   WAVE_STOPPED,
   configRevision,
@@ -93,9 +94,10 @@ describe('pods per owner', () => {
   it('counts escaped, injected and outdated pods, leaving out pods being deleted', () => {
     const counts = countPods(
       {
+        // As the escaped pods' selector lists them: stamped, neither injected nor skipped.
         escaped: [
-          pod({ name: 'e1', annotations: stamp }),
-          pod({ name: 'e2', annotations: stamp, deleting: true }),
+          pod({ name: 'e1', annotations: stamp, labels: { [STAMPED]: 'true' } }),
+          pod({ name: 'e2', annotations: stamp, labels: { [STAMPED]: 'true' }, deleting: true }),
         ],
         injected: [
           pod({ name: 'i1', annotations: stamp, labels: { [REVISION]: 'r0' } }),
