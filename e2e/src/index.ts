@@ -16,6 +16,7 @@ export * from './health-watch';
 export * from './helm';
 export * from './http-probe';
 export * from './in-cluster';
+export * from './use-install';
 export * from './log-dir';
 export * from './metrics';
 export * from './namespace';

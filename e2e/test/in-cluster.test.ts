@@ -11,8 +11,6 @@ import { promisify } from 'node:util';
 import { type V1Deployment, type V1Job } from '@kubernetes/client-node';
 import {
   CONFIG_REVISION,
-  INJECT,
-  INJECTION_LABEL,
   REVISION,
   SYSTEM_NAMESPACE,
   TLS_SECRET_NAME,
@@ -26,22 +24,20 @@ import {
   apply,
   buildOutriggerImage,
   connect,
-  createNamespace,
-  createReleaseNamespace,
   deploymentYaml,
   done,
   helm,
   helmRelease,
   inClusterTarget,
   leaseHolder,
-  removeRelease,
   kubeconfigPath,
   pending,
-  realNodeNamespaceAnnotations,
   repoRoot,
   podReady,
   podsRunningWithProxy,
   proxyStatus,
+  optedIn,
+  useInstall,
   waitFor,
   waitForRollout,
   type ImageReference,
@@ -68,18 +64,8 @@ describeInCluster('Outrigger from its chart and image, on a node that runs conta
     return helmRelease('upgrade', SYSTEM_NAMESPACE, to, values);
   };
 
-  beforeAll(async () => {
-    await createReleaseNamespace(cluster);
-    app = await createNamespace(cluster, {
-      prefix: 'in-cluster',
-      annotations: { ...realNodeNamespaceAnnotations(), [INJECT]: 'enabled' },
-    });
-  }, 2 * MINUTES);
-
-  afterAll(async () => {
-    await removeRelease(cluster, app);
-    await cluster.close();
-  }, 3 * MINUTES);
+  // Installed by the first test, with the chart's defaults.
+  useInstall(cluster, { prefix: 'in-cluster', image, created: (name) => (app = name) });
 
   it(
     "installs with the chart's defaults, only the image named, and `outrigger check` passes every check",
@@ -109,12 +95,7 @@ describeInCluster('Outrigger from its chart and image, on a node that runs conta
         }
       }
       // the controller in its pod mirrored the opt-in: the webhook will see this namespace
-      await waitFor(`namespace ${app} labelled ${INJECTION_LABEL}`, async () => {
-        const ns = await cluster.core.readNamespace({ name: app });
-        return ns.metadata?.labels?.[INJECTION_LABEL] === 'enabled'
-          ? done(ns)
-          : pending(ns.metadata?.labels);
-      });
+      await optedIn(cluster, app);
     },
     5 * MINUTES,
   );

@@ -15,8 +15,6 @@ import {
   CONFIG_MAP_KEY,
   CONFIG_MAP_NAME,
   CONFIG_REVISION,
-  INJECT,
-  INJECTION_LABEL,
   LAST_GOOD_REVISION,
   OWNER_NAME,
   RESTARTED_AT,
@@ -36,19 +34,15 @@ import {
   PROXY_CONTAINER,
   apply,
   connect,
-  createNamespace,
-  createReleaseNamespace,
   deploymentYaml,
   done,
-  helmRelease,
   inClusterTarget,
   leaseHolder,
-  removeRelease,
   kubeconfigPath,
   pending,
   podsRunningWithProxy,
-  realNodeNamespaceAnnotations,
   repoRoot,
+  useInstall,
   waitFor,
   waitForRollout,
   type InClusterTarget,
@@ -155,13 +149,10 @@ describeInCluster('upgrades the controller controls, on a node that runs contain
     return stdout;
   }
 
-  beforeAll(async () => {
-    await createReleaseNamespace(cluster);
-    app = await createNamespace(cluster, {
-      prefix: 'progressive',
-      annotations: { ...realNodeNamespaceAnnotations(), [INJECT]: 'enabled' },
-    });
-    await helmRelease('install', SYSTEM_NAMESPACE, image, [
+  useInstall(cluster, {
+    prefix: 'progressive',
+    image,
+    values: [
       ...proxyValues,
       // two controllers, so the leader can go during a soak
       'profile=ha',
@@ -170,14 +161,11 @@ describeInCluster('upgrades the controller controls, on a node that runs contain
       'rollout.canary.count=1',
       `rollout.canary.soakSeconds=${SOAK_SECONDS}`,
       'rollout.canary.ownerSelector.matchLabels.tier=canary',
-    ]);
-    // the controller in its pod mirrored the opt-in: the webhook stamps what is created now
-    await waitFor(`namespace ${app} labelled ${INJECTION_LABEL}`, async () => {
-      const ns = await cluster.core.readNamespace({ name: app });
-      return ns.metadata?.labels?.[INJECTION_LABEL] === 'enabled'
-        ? done(ns)
-        : pending(ns.metadata?.labels);
-    });
+    ],
+    created: (name) => (app = name),
+  });
+
+  beforeAll(async () => {
     await apply(cluster, deploymentYaml(CANARY, { ownerLabels: { tier: 'canary' } }), {
       namespace: app,
     });
@@ -196,11 +184,6 @@ describeInCluster('upgrades the controller controls, on a node that runs contain
     );
     await waveComplete(installed);
   }, 12 * MINUTES);
-
-  afterAll(async () => {
-    await removeRelease(cluster, app);
-    await cluster.close();
-  }, 3 * MINUTES);
 
   it(
     'a good revision: the canary restarts, soaks, then the rest follows; every owner ends on it',

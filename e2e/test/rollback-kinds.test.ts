@@ -17,8 +17,6 @@ import {
   CONFIG_MAP_NAME,
   CONFIG_REVISION,
   FORCED_ROLLBACK,
-  INJECT,
-  INJECTION_LABEL,
   LAST_GOOD_REVISION,
   OWNER_NAME,
   RESTARTED_REVISION,
@@ -37,19 +35,15 @@ import {
   REAL_NODE_TAINT_KEY,
   apply,
   connect,
-  createNamespace,
-  createReleaseNamespace,
   done,
   dumpingOnFailure,
-  helmRelease,
   inClusterTarget,
   kubeconfigPath,
   pending,
   podReady,
   podsRunningWithProxy,
-  realNodeNamespaceAnnotations,
-  removeRelease,
   repoRoot,
+  useInstall,
   waitFor,
   waitForRollout,
   type InClusterTarget,
@@ -276,13 +270,10 @@ describeInCluster('a rollback leaves every kind of owner Ready on the old revisi
     return stdout;
   }
 
-  beforeAll(async () => {
-    await createReleaseNamespace(cluster);
-    app = await createNamespace(cluster, {
-      prefix: 'rollback',
-      annotations: { ...realNodeNamespaceAnnotations(), [INJECT]: 'enabled' },
-    });
-    await helmRelease('install', SYSTEM_NAMESPACE, image, [
+  useInstall(cluster, {
+    prefix: 'rollback',
+    image,
+    values: [
       ...proxyValues,
       `rollout.maxConcurrent=${CANARIES.length}`,
       'rollout.progressDeadlineSeconds=300',
@@ -290,13 +281,11 @@ describeInCluster('a rollback leaves every kind of owner Ready on the old revisi
       'rollout.canary.count=1',
       'rollout.canary.soakSeconds=20',
       'rollout.canary.ownerSelector.matchLabels.tier=canary',
-    ]);
-    await waitFor(`namespace ${app} labelled ${INJECTION_LABEL}`, async () => {
-      const ns = await cluster.core.readNamespace({ name: app });
-      return ns.metadata?.labels?.[INJECTION_LABEL] === 'enabled'
-        ? done(ns)
-        : pending(ns.metadata?.labels);
-    });
+    ],
+    created: (name) => (app = name),
+  });
+
+  beforeAll(async () => {
     await apply(cluster, MANIFESTS, { namespace: app });
     for (const o of OWNERS.filter((x) => !x.onDelete))
       await waitForRollout(
@@ -324,11 +313,7 @@ describeInCluster('a rollback leaves every kind of owner Ready on the old revisi
     await history.start(cluster.kubeConfig);
   }, 12 * MINUTES);
 
-  afterAll(async () => {
-    history?.stop();
-    await removeRelease(cluster, app);
-    await cluster.close();
-  }, 3 * MINUTES);
+  afterAll(() => history?.stop());
 
   /** The installed revision, which every rollback returns to. */
   let good = '';
