@@ -3,8 +3,9 @@
 // read from /proc. A shared machine's speed changes from one second to the next (the bare
 // server alone measured 5,490 to 9,302 requests a second across the rounds of one run); two
 // servers measured at once see the same machine, so the ratio of their CPU times holds where
-// separate phases swing (docs/benchmarks.md, "Two servers at once"). At saturation a server's
-// throughput is the inverse of its CPU time per request, so the ratio is the throughput ratio.
+// separate phases swing (docs/benchmarks.md, Webhook, "Two servers at once"). At saturation a
+// server's throughput is the inverse of its CPU time per request, so the ratio is the throughput
+// ratio.
 //
 // `make bench-webhook` runs it for the bare server and the webhook. On its own, to compare two
 // builds: `node webhook/dist/bench/paired.js SPEC SPEC`, where a SPEC is `bare`, `webhook`,

@@ -31,22 +31,24 @@ const CPU_REQUESTS = Number(process.env.BENCH_CPU_REQUESTS ?? 20_000);
 /**
  * Requests before any phase is measured, for each server and workload: V8 is still compiling the
  * webhook's code after the first few thousand, so a short warm-up measured its tier-up, not its
- * steady state (docs/benchmarks.md, "Instructions, not seconds").
+ * steady state (docs/benchmarks.md, Webhook, "Why the bench is built this way", "A warm-up of
+ * 20,000 requests").
  */
 const WARM_UP_REQUESTS = Number(process.env.BENCH_WARMUP_REQUESTS ?? 20_000);
 const RATE = 1000;
 /**
  * Seconds of the fixed-rate phase: at 1,000 requests a second, 20 s puts the p99 at the 200
  * slowest of 20,000 requests. At 5 s it was the 50 slowest, and either server's p99 moved
- * between 1.5 and 3.5 ms from one round to the next on a shared host (docs/benchmarks.md).
+ * between 1.5 and 3.5 ms from one round to the next on a shared host (docs/benchmarks.md,
+ * Webhook, "Why the bench is built this way", "20 s at the fixed rate").
  */
 const RATE_SECONDS = Number(process.env.BENCH_RATE_SECONDS ?? 20);
 /**
  * The floor's p99 (the bare server answering `{}` without parsing, see bare-server.ts) above which
- * the host is not quiet enough to judge target (c): what the host, TLS and the load generator take
- * then is half the target. On the quietest run of 2026-12-04 the bare server's own corpus p99, an
- * upper bound of the floor's, was 0.69 to 1.29 ms; on 2026-12-05 this machine's idle CPUs woke
- * late enough to put the floor at 4.5 ms (docs/benchmarks.md).
+ * the host is not quiet enough to judge target (c): at 1 ms, what the host, TLS and the load
+ * generator take is already half the 2 ms target. This machine is a virtual one whose idle CPUs
+ * wake late enough to put even a bare server's floor at several milliseconds (docs/benchmarks.md,
+ * Webhook, "Why the bench is built this way", "The floor").
  */
 const QUIET_FLOOR_MS = 1;
 /** The paired phase (paired.ts): rounds, and requests each server answers in one. */
@@ -263,7 +265,7 @@ function report(
   for (const w of workloads) summary(rounds, floors, w.name);
 }
 
-/** Median and range over the rounds, and the targets docs/benchmarks.md states. */
+/** Median and range over the rounds, and the targets of docs/benchmarks.md, Webhook, "Goals". */
 function summary(
   rounds: Map<string, Measured>[],
   floors: Map<string, Latency>[],

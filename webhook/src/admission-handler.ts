@@ -87,9 +87,10 @@ function pathOf(url: string): string {
 /**
  * Answers one admission request. A small body (every real review) is answered as soon as its
  * last byte has arrived, in that turn of the event loop, without a promise in between: beside
- * parsing, a request's plumbing is a good part of what it costs (docs/benchmarks.md, "Small
- * bodies without promises"). Any other body, and a small one whose pod asks for a revision not
- * seen here yet, goes through promises (admit, answerAfterFetch).
+ * parsing, a request's plumbing is a good part of what it costs (docs/benchmarks.md, Webhook,
+ * "What an admission's parts cost", row "small bodies without promises"). Any other body, and
+ * a small one whose pod asks for a revision not seen here yet, goes through promises (admit,
+ * answerAfterFetch).
  */
 function handle(
   endpoint: Endpoint,

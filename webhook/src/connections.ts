@@ -20,7 +20,8 @@ export class Connections {
   /**
    * Each connection's latest response: the connection carries a request until that response is
    * written. Kept without a listener per request, which cost 3 % of an admission's CPU time
-   * (docs/benchmarks.md, "Connections"); read only at the cap.
+   * (docs/benchmarks.md, Webhook, "What an admission's parts cost", row "connections"); read
+   * only at the cap.
    */
   private readonly latest = new Map<TLSSocket, ServerResponse>();
 

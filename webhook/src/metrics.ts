@@ -2,7 +2,8 @@
 // admission updates (its count, its duration, the requests in flight) is kept in plain numbers
 // and arrays, resolved once per label combination, and handed to prom-client when scraped:
 // prom-client resolves and checks its labels on every update, even through a labelled child
-// (docs/benchmarks.md, "The duration histogram" and "Counts at the scrape").
+// (docs/benchmarks.md, Webhook, "What an admission's parts cost", rows "the duration
+// histogram" and "counts at the scrape").
 
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { BodyBudget } from './body';

@@ -173,7 +173,8 @@ export function parseReview(body: string): AdmissionRequest {
   // and its nesting measured on the value, before anything that may recurse over it reads it.
   // Parsing first costs a deep text no more than any text of its length made of empty arrays
   // at a legal depth: the length, not the nesting, bounds what one request costs the main
-  // thread (docs/benchmarks.md, "The nesting check").
+  // thread (docs/benchmarks.md, "Body parsing"; and Webhook, "What an admission's parts cost",
+  // row "the nesting check").
   const counted = body.length >= COUNTED_FROM_LENGTH;
   if (counted) checkStructure(body);
   let value: unknown;

@@ -1,9 +1,10 @@
 // A prom-client Histogram whose labelled series are resolved once and then observed with a
 // few array writes. prom-client's own observe, even through a labelled child, checks the
 // labels, builds their hash string and finds the bucket through a property named by its bound,
-// on every call: 3 % of an admission's CPU time (docs/benchmarks.md, "The duration
-// histogram"). The series here are turned into prom-client's format only when scraped, so the
-// exposition is the one prom-client gives (a unit test holds them to the same text).
+// on every call: 3 % of an admission's CPU time (docs/benchmarks.md, Webhook, "What an
+// admission's parts cost", row "the duration histogram"). The series here are turned into
+// prom-client's format only when scraped, so the exposition is the one prom-client gives (a unit
+// test holds them to the same text).
 
 import { Histogram, type HistogramConfiguration } from 'prom-client';
 

@@ -2,7 +2,7 @@
 // over it reads it: a long text by a scan before parsing, a shorter one (every real review) by
 // measuring the parsed value, which relies on V8's JSON.parse not recursing. Parsing a short
 // deep text first buys a client nothing: a text of the same length made of arrays at a legal
-// depth costs JSON.parse as much (`make bench-parse`, docs/benchmarks.md).
+// depth costs JSON.parse as much (`make bench-parse`, docs/benchmarks.md, "Body parsing").
 
 import fc from 'fast-check';
 import {

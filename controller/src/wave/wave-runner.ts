@@ -102,7 +102,8 @@ export class WaveRunner {
     };
     // Early in a wave the plan reports on every owner still due, thousands of them, and the
     // writes below take seconds: only what is acted on is kept across them, so the rest of the
-    // plan dies young instead of reaching V8's old generation (docs/benchmarks.md, "Controller").
+    // plan dies young instead of reaching V8's old generation (docs/benchmarks.md, Controller,
+    // "What the figures rest on", "A wave step keeps only what it acts on across its writes").
     let plan = this.actedOn(planFleet(input, fleet), step);
     if (plan.restart.some((o) => o.kind === 'heal') && !(await deps.webhookReady()))
       plan = this.actedOn(planFleet({ ...input, webhookReady: false }, fleet), step);

@@ -99,7 +99,8 @@ export function injectPod(input: InjectInput): InjectionResult {
   const native = useNativeSidecar(config, values, input.nativeSidecarSupported);
   // Spelled out, not `{ ...input, config, owner, nativeSidecar }`: V8's optimized code gives an
   // object spread and then given new properties a map of its own each time (about a
-  // microsecond a property, and a map left for the collector), docs/benchmarks.md, "Webhook".
+  // microsecond a property, and a map left for the collector): docs/benchmarks.md, Webhook,
+  // "What an admission's parts cost", row "object spreads".
   const decision: Decision = decide({
     pod,
     namespaceName: input.namespaceName,
@@ -149,8 +150,9 @@ const seenOnce = new Set<string>();
  * the pod (patchKey). A ReplicaSet's pods share one, from the second on (a patch kept for a pod
  * whose owner never makes another cost more than it saved); the webhook encodes a shared patch
  * once as well (webhook/src/review.ts). Building and encoding the patch for every pod was a
- * seventh of an admission's CPU time (docs/benchmarks.md, "The patch"). A shared patch is
- * frozen.
+ * seventh of an admission's CPU time. A shared patch is frozen. What is kept, and its bound
+ * (MAX_KEPT), are measured in docs/benchmarks.md, Webhook, "What an admission's parts cost",
+ * rows "the patch" and "the kept patches' bound".
  */
 function buildPatch(build: Build): readonly AddOperation[] {
   const parts = sidecarParts(build);
