@@ -1,4 +1,4 @@
-import { WaitForTimeoutError, waitFor } from '../src';
+import { WaitFailedError, WaitTimeoutError, done, failed, pending, waitFor } from '../src';
 
 describe('waitFor', () => {
   it('resolves once the condition holds, having checked it until then', async () => {
@@ -21,20 +21,39 @@ describe('waitFor', () => {
       intervalMs: 10,
     }).catch((e: unknown) => e);
     expect(Date.now() - started).toBeGreaterThanOrEqual(50);
-    expect(error).toBeInstanceOf(WaitForTimeoutError);
+    expect(error).toBeInstanceOf(WaitTimeoutError);
     expect((error as Error).message).toMatch(
-      /^timed out after 50 ms waiting for the moon to turn blue \(checked \d+ times\)$/,
+      /^timed out waiting for the moon to turn blue: not done by the deadline \S+ \(\d+ checks\)\. Last observed: not yet$/,
     );
-    expect((error as WaitForTimeoutError).checks).toBeGreaterThan(1);
+    expect((error as WaitTimeoutError).checks).toBeGreaterThan(1);
   });
 
-  it('ends with the error a check throws, without checking again', async () => {
+  it('counts an error a check throws as not yet, and names it if time runs out', async () => {
     let checks = 0;
-    const broken = (): boolean => {
+    const flaky = (): boolean => {
       checks++;
+      if (checks < 3) throw new Error('the API server is briefly away');
+      return true;
+    };
+    await waitFor('a flaky check', flaky, { intervalMs: 1 });
+    expect(checks).toBe(3);
+    const broken = (): boolean => {
       throw new Error('the check is broken');
     };
-    await expect(waitFor('anything', broken)).rejects.toThrow('the check is broken');
-    expect(checks).toBe(1);
+    await expect(waitFor('anything', broken, { timeoutMs: 30 })).rejects.toThrow(
+      'Last observed: Error: the check is broken',
+    );
+  });
+
+  it('resolves with the value a check is done with, and stops at once when it failed', async () => {
+    let n = 0;
+    await expect(waitFor('three', () => (++n === 3 ? done('three') : pending(n)))).resolves.toBe(
+      'three',
+    );
+    const error = await waitFor('never', () => failed('it cannot happen any more')).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(WaitFailedError);
+    expect((error as Error).message).toBe('gave up waiting for never: it cannot happen any more');
   });
 });
