@@ -147,7 +147,7 @@ function holdDetail(reason: HoldReason, nextWindowMs: number | undefined): strin
  * Turns restart candidates, in order, into restarts or waits: the wave's stop, the mode, the
  * maintenance window, then the budget, which only restarts of ours still rolling use up: a
  * rollout someone else started or one that stalled would otherwise hold a slot for as long as
- * it lasts. A rollback of an owner still rolling keeps the slot it holds.
+ * it lasts. A restart that replaces a rollout of ours still rolling keeps the slot it holds.
  */
 function admit(
   judged: readonly Judged[],
@@ -159,17 +159,21 @@ function admit(
   return judged.map((j) => {
     const { a, v, g } = j;
     if (!v.candidate) return j;
-    // A rollback of an owner whose rollout of ours still rolls replaces that rollout: it takes
-    // the slot the owner holds, and needs no other (with every slot held by canaries that fail,
-    // none would ever free).
-    const ownSlot = v.candidate === 'rollback' && a.inFlight && !a.stall ? 1 : 0;
+    // Backing off after a refused write, it would not be written: it takes no slot (a rollback
+    // the stage ordered for it included), and the next owner's restart may use it.
+    if (input.backingOff?.has(ownerKey(a.owner))) return backingOff(j);
+    // A restart that replaces a rollout of ours still rolling (a rollback, or a newer revision)
+    // adds no rollout: it keeps the slot that rollout holds, and no budget holds it, not even one
+    // lowered below what rolls now (with every slot held by canaries that fail, none would free).
+    const replaces =
+      a.inFlight && !a.stall && (v.candidate === 'rollback' || a.restarted?.revision !== a.target);
     const held = holdOf(input, v.candidate, {
       stopped,
       window: window.open,
-      slots: slots + ownSlot,
+      slots: replaces ? Number.POSITIVE_INFINITY : slots,
     });
     if (!held) {
-      slots -= 1 - ownSlot;
+      if (!replaces) slots -= 1;
       return j;
     }
     const why = holdDetail(held.reason, window.nextOpenMs);
@@ -283,6 +287,12 @@ const NO_WRITES: Writes = {
   lastGood: undefined,
 };
 
+/** A candidate waiting out the back-off of a write the API server refused. */
+function backingOff({ a, v, g }: Judged): Judged {
+  const detail = `${v.detail}; the API server refused its last patch, tried again after a back-off`;
+  return { a, g, v: { action: 'wait', reason: 'write-refused', detail, canary: v.canary } };
+}
+
 /** Each owner's verdict and, for those the wave restarted, its gate. */
 function judge(owners: readonly OwnerAssessment[], input: WaveInput, resuming: boolean): Judged[] {
   const ctx: Context = {
@@ -302,17 +312,8 @@ function judge(owners: readonly OwnerAssessment[], input: WaveInput, resuming: b
   return owners.map((a): Judged => {
     const g = judging ? gateOf(a, ctx, podsSynced) : undefined;
     const v = gatedVerdict(verdict(a, ctx), g, a, ctx);
-    if (v.candidate && input.backingOff?.has(ownerKey(a.owner)))
-      return {
-        a,
-        g,
-        v: {
-          action: 'wait',
-          reason: 'write-refused',
-          detail: `${v.detail}; the API server refused its last patch, tried again after a back-off`,
-        },
-      };
-    return { a, g, v };
+    const j: Judged = { a, g, v };
+    return v.candidate && input.backingOff?.has(ownerKey(a.owner)) ? backingOff(j) : j;
   });
 }
 
