@@ -7,7 +7,7 @@ import {
   DEFAULT_CONFIG_YAML,
   LastGoodConfig,
   formatIssue,
-  makeSnapshot,
+  frozenSnapshot,
   parseConfig,
   type ConfigSnapshot,
 } from '@outrigger/shared';
@@ -67,7 +67,8 @@ export class ConfigStore {
         source,
         previous: previous.revision,
       });
-    const next = makeSnapshot(result.config);
+    // The revision LastGoodConfig hashed as it took the configuration: not hashed again.
+    const next = frozenSnapshot(result.config, this.good.inForce?.revision ?? '');
     this.snapshot = next;
     this.seen.add(next.revision);
     this.metrics.setRevision(next.revision);
