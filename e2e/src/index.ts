@@ -34,3 +34,5 @@ export * from './tls';
 export * from './versions';
 export * from './wait';
 export * from './install';
+export * from './reconcile-suite';
+export * from './rolling-timeline';
