@@ -69,6 +69,21 @@ export const RESUME = `${PREFIX}/resume`;
 /** ConfigMap annotation: when the controller last acted on a resume (RFC 3339). */
 export const RESUMED_AT = `${PREFIX}/resumed-at`;
 
+/**
+ * The names of one sidecar set (config/sidecar-set.ts), under `<set>.sets.outrigger.dev/`: the
+ * set's name is a DNS label, so each is a valid label or annotation key.
+ */
+export const SETS_PREFIX = 'sets.outrigger.dev';
+/** Pod label: the revision of the set the pod was injected with. */
+export const setRevisionLabel = (set: string): string => `${set}.${SETS_PREFIX}/revision`;
+/** Pod annotation: what the set added (containers, init containers, volumes). */
+export const setStatusAnnotation = (set: string): string => `${set}.${SETS_PREFIX}/status`;
+/**
+ * Namespace annotation, pod label or pod annotation: `disabled` opts out of this set alone (the
+ * proxy's is `proxy.sets.outrigger.dev/inject`); INJECT still opts out of every set.
+ */
+export const setInjectKey = (set: string): string => `${set}.${SETS_PREFIX}/inject`;
+
 /** The target of an owner that should run no sidecar; no revision hash looks like it. */
 export const NO_REVISION = 'none';
 

@@ -25,7 +25,9 @@ import {
 } from '../names';
 import { resolveOwner, type Owner } from './owner';
 import { resolveOverrides, type Overrides } from './overrides';
-import { addToList, addToMap, registerFragment, type AddOperation } from './patch';
+import { addToListEnds, addToMap, registerFragment, type AddOperation } from './patch';
+import { appliedSets, matchSets, setOptOut, type SetParts, type SetSkip } from './set-injection';
+import { DEFAULT_SET, DEFAULT_SET_ORDER } from '../config/sidecar-set';
 import { proxyResources } from './proxy-resources';
 import { configRevision } from '../config/revision';
 
@@ -67,6 +69,10 @@ export type InjectionResult =
       warnings: string[];
       owner: Owner;
       native: boolean;
+      /** The sets the pod got, in applied order; `proxy` first unless a set's order is lower. */
+      sets: string[];
+      /** Why the pod did not get the proxy, when it got other sets only. */
+      proxySkipped?: { reason: SkipReason; detail: string };
     }
   | { injected: false; reason: SkipReason; detail: string; warnings: string[]; owner: Owner };
 
@@ -110,11 +116,95 @@ export function injectPod(input: InjectInput): InjectionResult {
     nativeSidecar: native,
     systemNamespace: input.systemNamespace,
   });
-  if (!decision.inject)
-    return { injected: false, reason: decision.reason, detail: decision.detail, warnings, owner };
+  // The proxy's own opt-out (the default set's) leaves the other sets to decide for themselves.
+  const proxyOff = decision.inject ? setOptOut(DEFAULT_SET, pod, input.namespace) : undefined;
+  const proxy: Decision = proxyOff
+    ? { inject: false, reason: 'opted-out', detail: proxyOff }
+    : decision;
+  const sets = appliedSets(config);
+  const extras =
+    sets.length === 0 || !(proxy.inject || PROXY_ONLY_REASONS.has(proxy.reason))
+      ? NO_SETS
+      : matchSets(sets, {
+          pod,
+          namespace: input.namespace,
+          owner,
+          nativeSidecarSupported: input.nativeSidecarSupported,
+          containerNames: containerNames(pod),
+        });
+  const allWarnings =
+    extras.skipped.length === 0 ? warnings : [...warnings, ...extras.skipped.map(setWarning)];
+  if (!proxy.inject) {
+    if (extras.parts.length === 0)
+      return {
+        injected: false,
+        reason: proxy.reason,
+        detail: proxy.detail,
+        warnings: allWarnings,
+        owner,
+      };
+    return {
+      injected: true,
+      patch: setsOnlyPatch(pod, proxy.reason, extras.parts),
+      warnings: allWarnings,
+      owner,
+      native,
+      sets: extras.parts.map((p) => p.name),
+      proxySkipped: { reason: proxy.reason, detail: proxy.detail },
+    };
+  }
   const { resources, warnings: resourceWarnings } = proxyResources(config, values);
-  const patch = buildPatch({ pod, snapshot, owner, overrides: values, native, resources });
-  return { injected: true, patch, warnings: [...warnings, ...resourceWarnings], owner, native };
+  const patch = buildPatch({
+    pod,
+    snapshot,
+    owner,
+    overrides: values,
+    native,
+    resources,
+    extras: extras.parts,
+  });
+  return {
+    injected: true,
+    patch,
+    warnings: resourceWarnings.length === 0 ? allWarnings : [...allWarnings, ...resourceWarnings],
+    owner,
+    native,
+    sets: appliedOrder(extras.parts).map((p) => p.name),
+  };
+}
+
+/** Skips that are the proxy's alone: the other sets still decide for themselves. */
+const PROXY_ONLY_REASONS: ReadonlySet<SkipReason> = new Set<SkipReason>([
+  'opted-out',
+  'host-network',
+  'already-injected',
+  'other-mesh-sidecar',
+  'name-collision',
+  'job-without-native-sidecar',
+]);
+
+const NO_SETS: { parts: SetParts[]; skipped: SetSkip[] } = Object.freeze({
+  parts: [],
+  skipped: [],
+}) as never;
+
+const setWarning = (skip: SetSkip): string => skip.detail;
+
+/** The names of the pod's containers, init containers included. */
+function containerNames(pod: PodLike): Set<string> {
+  const names = new Set<string>();
+  for (const c of pod.spec?.initContainers ?? []) names.add(c.name);
+  for (const c of pod.spec?.containers ?? []) names.add(c.name);
+  return names;
+}
+
+/** The sets' names with the proxy in its place among them (its order is DEFAULT_SET_ORDER). */
+function appliedOrder(parts: readonly SetParts[]): { name: string }[] {
+  const at = parts.findIndex(
+    (p) => p.order > DEFAULT_SET_ORDER || (p.order === DEFAULT_SET_ORDER && p.name > DEFAULT_SET),
+  );
+  const i = at === -1 ? parts.length : at;
+  return [...parts.slice(0, i), { name: DEFAULT_SET }, ...parts.slice(i)];
 }
 
 interface Build {
@@ -125,6 +215,8 @@ interface Build {
   overrides: Overrides;
   native: boolean;
   resources: ResourceRequirements;
+  /** The other sets the pod gets, in applied order. */
+  extras: readonly SetParts[];
 }
 
 /**
@@ -138,7 +230,14 @@ const MAX_KEPT = 1024;
 const MAX_KEY_LENGTH = 640;
 
 /** Each sidecar parts' number, which a key starts with. */
-const partsIds = new WeakMap<SidecarParts, number>();
+const partsIds = new WeakMap<SidecarParts | SetParts, number>();
+
+/** The number of sidecar parts or a set's parts, given at first sight. */
+function partsId(parts: SidecarParts | SetParts): number {
+  let id = partsIds.get(parts);
+  if (id === undefined) partsIds.set(parts, (id = nextPartsId++));
+  return id;
+}
 let nextPartsId = 0;
 const kept = new Map<string, readonly AddOperation[]>();
 /** Keys seen once: a patch is kept from its second pod on. */
@@ -156,8 +255,8 @@ const seenOnce = new Set<string>();
  */
 function buildPatch(build: Build): readonly AddOperation[] {
   const parts = sidecarParts(build);
-  let id = partsIds.get(parts);
-  if (id === undefined) partsIds.set(parts, (id = nextPartsId++));
+  let id = String(partsId(parts));
+  for (const extra of build.extras) id += `+${partsId(extra)}`;
   const key = patchKey(id, build);
   const known = kept.get(key);
   if (known) return known;
@@ -183,7 +282,7 @@ const absent = (value: unknown): string => (value === undefined || value === nul
 const unset = (value: unknown): string => (value === undefined ? '1' : '0');
 
 /** Everything newPatch reads of the pod and its owner, beside the sidecar parts, as one key. */
-function patchKey(partsId: number, build: Build): string {
+function patchKey(partsKey: string, build: Build): string {
   const { pod, owner } = build;
   const meta = pod.metadata;
   const spec = pod.spec ?? NO_SPEC;
@@ -202,12 +301,11 @@ function patchKey(partsId: number, build: Build): string {
   const kind = String(owner.kind);
   const name = String(owner.name);
   // Lengths first: no owner or container name can make two different pods' keys the same.
-  return `${partsId}:${flags}${kind.length}:${kind}${name.length}:${name}${first}`;
+  return `${partsKey}:${flags}${kind.length}:${kind}${name.length}:${name}${first}`;
 }
 
 function newPatch(build: Build, parts: SidecarParts): AddOperation[] {
   const spec = build.pod.spec ?? NO_SPEC;
-  const { initContainers, containers } = parts;
   const annotations: Record<string, string> = { [STATUS]: parts.status };
   const podAnnotations = build.pod.metadata?.annotations ?? {};
   // The proxy reads its owner from these (labels may be shortened; annotations never are).
@@ -216,16 +314,102 @@ function newPatch(build: Build, parts: SidecarParts): AddOperation[] {
   const firstUserContainer = spec.containers[0]?.name;
   if (!build.native && firstUserContainer && podAnnotations[DEFAULT_CONTAINER] === undefined)
     annotations[DEFAULT_CONTAINER] = firstUserContainer;
-  const labels = {
+  const labels: Record<string, string> = {
     [REVISION]: build.snapshot.revision,
     [OWNER_KIND]: labelValue(build.owner.kind),
     [OWNER_NAME]: labelValue(build.owner.name),
   };
+  const proxy: Contribution = {
+    order: DEFAULT_SET_ORDER,
+    name: DEFAULT_SET,
+    position: 'before-app',
+    initContainers: parts.initContainers,
+    containers: parts.containers,
+    volumes: PROXY_VOLUMES,
+  };
   return [
-    ...metadataOps(build.pod, labels, annotations),
-    ...addToList(['spec', 'initContainers'], spec.initContainers, initContainers, 'front'),
-    ...addToList(['spec', 'containers'], spec.containers, containers, 'front'),
-    ...addToList(['spec', 'volumes'], spec.volumes, [IDENTITY_VOLUME_SOURCE], 'back'),
+    ...metadataOps(
+      build.pod,
+      withSetMarks(labels, build.extras, 'labels'),
+      withSetMarks(annotations, build.extras, 'annotations'),
+    ),
+    ...specOps(spec, inAppliedOrder(proxy, build.extras)),
+  ];
+}
+
+/** What one set, the proxy's among them, puts into the pod's lists. */
+interface Contribution {
+  order: number;
+  name: string;
+  position: 'before-app' | 'after-app';
+  initContainers: readonly Container[];
+  containers: readonly Container[];
+  volumes: readonly { name: string }[];
+}
+
+function inAppliedOrder(proxy: Contribution, extras: readonly SetParts[]): readonly Contribution[] {
+  if (extras.length === 0) return [proxy];
+  const at = extras.findIndex(
+    (p) => p.order > proxy.order || (p.order === proxy.order && p.name > proxy.name),
+  );
+  const i = at === -1 ? extras.length : at;
+  return [...extras.slice(0, i), proxy, ...extras.slice(i)];
+}
+
+function withSetMarks(
+  base: Record<string, string>,
+  extras: readonly SetParts[],
+  field: 'labels' | 'annotations',
+): Record<string, string> {
+  if (extras.length === 0) return base;
+  const out = { ...base };
+  for (const e of extras) Object.assign(out, e[field]);
+  return out;
+}
+
+/**
+ * The list operations of every set in one pass: before-app sets at the front of each list, in
+ * applied order, after-app sets at the back, and a volume two sets share (equal, as the
+ * configuration's check makes sure) added once.
+ */
+function specOps(
+  spec: NonNullable<PodLike['spec']>,
+  sets: readonly Contribution[],
+): AddOperation[] {
+  const front = { init: [] as Container[], main: [] as Container[] };
+  const back = { init: [] as Container[], main: [] as Container[] };
+  const volumes: { name: string }[] = [];
+  const volumeNames = new Set<string>();
+  for (const set of sets) {
+    const to = set.position === 'before-app' ? front : back;
+    to.init.push(...set.initContainers);
+    to.main.push(...set.containers);
+    for (const v of set.volumes)
+      if (!volumeNames.has(v.name)) {
+        volumeNames.add(v.name);
+        volumes.push(v);
+      }
+  }
+  return [
+    ...addToListEnds(['spec', 'initContainers'], spec.initContainers, front.init, back.init),
+    ...addToListEnds(['spec', 'containers'], spec.containers, front.main, back.main),
+    ...addToListEnds(['spec', 'volumes'], spec.volumes, [], volumes),
+  ];
+}
+
+/** The patch of a pod that gets other sets but not the proxy: their parts and the proxy's skip mark. */
+function setsOnlyPatch(
+  pod: PodLike,
+  reason: SkipReason,
+  extras: readonly SetParts[],
+): AddOperation[] {
+  return [
+    ...metadataOps(
+      pod,
+      withSetMarks(reason === 'already-injected' ? {} : { [SKIPPED]: reason }, extras, 'labels'),
+      withSetMarks({}, extras, 'annotations'),
+    ),
+    ...specOps(pod.spec ?? NO_SPEC, extras),
   ];
 }
 
@@ -234,6 +418,7 @@ const IDENTITY_VOLUME_SOURCE = deepFreeze({
   emptyDir: { medium: 'Memory' },
 });
 registerFragment(IDENTITY_VOLUME_SOURCE);
+const PROXY_VOLUMES = [IDENTITY_VOLUME_SOURCE];
 
 /** What injection adds that depends only on the configuration and the overrides, not the pod. */
 interface SidecarParts {

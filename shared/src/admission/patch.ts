@@ -60,6 +60,23 @@ export function addToList(
   return items.map((value) => ({ op: 'add', path: `${pointer(path)}/-`, value }));
 }
 
+/**
+ * Inserts `front` at the front of the list at `path` and appends `back`, in one pass; creates
+ * the list whole, front then back, when it is missing.
+ */
+export function addToListEnds(
+  path: readonly string[],
+  existing: readonly unknown[] | undefined,
+  front: readonly unknown[],
+  back: readonly unknown[],
+): AddOperation[] {
+  if (existing === undefined || existing === null)
+    return front.length + back.length === 0
+      ? []
+      : [{ op: 'add', path: pointer(path), value: [...front, ...back] }];
+  return [...addToList(path, existing, front, 'front'), ...addToList(path, existing, back, 'back')];
+}
+
 /** JSON computed once for frozen values that many patches share (the sidecar containers). */
 const fragments = new WeakMap<object, string>();
 

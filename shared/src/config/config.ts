@@ -11,6 +11,8 @@ import {
 } from '../admission/overrides-catalog';
 import { labelSelector, type LabelSelector } from '../kubernetes/selector';
 import { maintenanceWindow, type MaintenanceWindow } from '../rollout/windows';
+import { checkSetConflicts } from './set-conflicts';
+import { sidecarSetSchema, type SidecarSetConfig } from './sidecar-set';
 import {
   Reader,
   bool,
@@ -129,6 +131,8 @@ export interface Config {
   excludeNamespaces: string[];
   overrides: OverridesConfig;
   rollout: RolloutConfig;
+  /** The sidecar sets beside the proxy (sidecar-set.ts), as written; applied by order, then name. */
+  sets: SidecarSetConfig[];
 }
 
 const image = str(IMAGE_REFERENCE, 'an image reference such as ghcr.io/outrigger/proxy:1.0.0');
@@ -269,6 +273,7 @@ const configSchema = struct<Config>({
   excludeNamespaces: { read: list(dnsLabel(63)), default: [] },
   overrides: { read: overridesSchema, section: true },
   rollout: { read: rolloutSchema, section: true },
+  sets: { read: list(sidecarSetSchema), default: [] },
 });
 
 /** One problem in a configuration document. */
@@ -349,6 +354,11 @@ function crossCheck(reader: Reader, config: Config | undefined): void {
     );
   requestsWithinLimits(reader, 'proxy', config.proxy.resources);
   requestsWithinLimits(reader, 'init', config.init.resources);
+  checkSetConflicts(
+    reader,
+    { proxyName: config.proxy.name, initName: config.init.name, ports: config.proxy.ports },
+    config.sets,
+  );
 }
 
 /** A container whose request is above its limit is refused by the API server, pod and all. */

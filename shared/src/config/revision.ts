@@ -4,6 +4,7 @@
 
 import { createHash } from 'node:crypto';
 import type { Config } from './config';
+import type { SidecarSetConfig } from './sidecar-set';
 
 /** JSON with object keys sorted at every depth, so equal values always serialize equally. */
 export function canonicalJson(value: unknown): string {
@@ -31,13 +32,23 @@ export function revisionContent(config: Config): RevisionContent {
   };
 }
 
+/** The short hash a revision is: of the value's canonical JSON. */
+const revisionHash = (value: unknown): string =>
+  createHash('sha256').update(canonicalJson(value)).digest('hex').slice(0, REVISION_LENGTH);
+
 export function contentRevision(content: RevisionContent): string {
-  return createHash('sha256')
-    .update(canonicalJson(content))
-    .digest('hex')
-    .slice(0, REVISION_LENGTH);
+  return revisionHash(content);
 }
 
 export function configRevision(config: Config): string {
   return contentRevision(revisionContent(config));
+}
+
+/**
+ * A sidecar set's revision: what the set adds and where, not which pods it selects (a selector
+ * changes which owners carry the set, not what their pods look like).
+ */
+export function setRevision(set: SidecarSetConfig): string {
+  const { namespaceSelector: _ns, podSelector: _pods, ownerKinds: _kinds, ...content } = set;
+  return revisionHash(content);
 }

@@ -1,0 +1,219 @@
+// Conflicts between sidecar sets, caught before they reach a pod: two sets that can land on the
+// same pod may not add the same container or init container, nor listen on the same port, and
+// a volume both add under one name must be the same volume. Whether two sets can meet is decided
+// exactly from their selectors (selectorsOverlap), so sets kept apart by their labels or their
+// owner kinds may reuse names.
+
+import type { Container, Volume } from '../kubernetes/k8s';
+import type { LabelSelector } from '../kubernetes/selector';
+import { IDENTITY_VOLUME } from '../names';
+import { canonicalJson } from './revision';
+import type { Reader } from './schema';
+import { DEFAULT_SET, type SetOwnerKind, type SidecarSetConfig } from './sidecar-set';
+
+/** What a set adds, as the conflict check sees it, with the YAML path of each part. */
+interface SetFootprint {
+  name: string;
+  /** Where the set is written: `.sets[2]`, or `.proxy` for the default set. */
+  path: (string | number)[];
+  namespaceSelector?: LabelSelector;
+  podSelector?: LabelSelector;
+  ownerKinds?: readonly SetOwnerKind[];
+  containers: { name: string; path: (string | number)[] }[];
+  ports: { port: number; container: string; path: (string | number)[] }[];
+  volumes: { name: string; json: string; path: (string | number)[] }[];
+}
+
+/** The proxy's footprint: every pod of an opted-in namespace, any owner. */
+export interface ProxyFootprint {
+  proxyName: string;
+  initName: string;
+  ports: { inbound: number; outbound: number; admin: number };
+}
+
+function proxyFootprint(proxy: ProxyFootprint): SetFootprint {
+  const { inbound, outbound, admin } = proxy.ports;
+  return {
+    name: DEFAULT_SET,
+    path: ['proxy'],
+    containers: [
+      { name: proxy.proxyName, path: ['proxy', 'name'] },
+      { name: proxy.initName, path: ['init', 'name'] },
+    ],
+    ports: [
+      { port: inbound, container: proxy.proxyName, path: ['proxy', 'ports', 'inbound'] },
+      { port: outbound, container: proxy.proxyName, path: ['proxy', 'ports', 'outbound'] },
+      { port: admin, container: proxy.proxyName, path: ['proxy', 'ports', 'admin'] },
+    ],
+    volumes: [
+      {
+        name: IDENTITY_VOLUME,
+        json: canonicalJson({ name: IDENTITY_VOLUME, emptyDir: { medium: 'Memory' } }),
+        path: ['proxy'],
+      },
+    ],
+  };
+}
+
+function setFootprint(set: SidecarSetConfig, index: number): SetFootprint {
+  const base = ['sets', index];
+  const containers: SetFootprint['containers'] = [];
+  const ports: SetFootprint['ports'] = [];
+  const each = (list: readonly Container[], field: string) =>
+    list.forEach((c, i) => {
+      containers.push({ name: c.name, path: [...base, field, i, 'name'] });
+      (c.ports ?? []).forEach((port, j) =>
+        ports.push({
+          port: port.containerPort,
+          container: c.name,
+          path: [...base, field, i, 'ports', j, 'containerPort'],
+        }),
+      );
+    });
+  each(set.initContainers, 'initContainers');
+  each(set.containers, 'containers');
+  return {
+    name: set.name,
+    path: base,
+    namespaceSelector: set.namespaceSelector,
+    podSelector: set.podSelector,
+    ownerKinds: set.ownerKinds,
+    containers,
+    ports,
+    volumes: set.volumes.map((v: Volume, i) => ({
+      name: v.name,
+      json: canonicalJson(v),
+      path: [...base, 'volumes', i, 'name'],
+    })),
+  };
+}
+
+/** Records every conflict among the proxy and the sets; none when the sets are apart. */
+export function checkSetConflicts(
+  reader: Reader,
+  proxy: ProxyFootprint,
+  sets: readonly SidecarSetConfig[],
+): void {
+  const seen = new Map<string, number>();
+  sets.forEach((set, i) => {
+    const first = seen.get(set.name);
+    if (first !== undefined)
+      reader.fail(['sets', i, 'name'], `set ${set.name} is already defined at .sets[${first}]`);
+    else seen.set(set.name, i);
+  });
+  const footprints = [proxyFootprint(proxy), ...sets.map(setFootprint)];
+  for (const f of footprints) withinSet(reader, f);
+  for (let i = 0; i < footprints.length; i++)
+    for (let j = i + 1; j < footprints.length; j++) {
+      const a = footprints[i] as SetFootprint;
+      const b = footprints[j] as SetFootprint;
+      if (setsMeet(a, b)) between(reader, a, b);
+    }
+}
+
+/** A set may not add the same container name or port twice. */
+function withinSet(reader: Reader, f: SetFootprint): void {
+  if (f.name === DEFAULT_SET) return; // the proxy's own fields are checked by config.ts
+  const names = new Set<string>();
+  for (const c of f.containers) {
+    if (names.has(c.name))
+      reader.fail(c.path, `set ${f.name} adds two containers named ${c.name}; rename one`);
+    names.add(c.name);
+  }
+  const ports = new Set<number>();
+  for (const p of f.ports) {
+    if (ports.has(p.port))
+      reader.fail(p.path, `set ${f.name} listens on port ${p.port} twice; give each its own`);
+    ports.add(p.port);
+  }
+}
+
+const where = (path: (string | number)[]): string =>
+  path.map((k) => (typeof k === 'number' ? `[${k}]` : `.${k}`)).join('');
+
+function between(reader: Reader, a: SetFootprint, b: SetFootprint): void {
+  const overlap = `sets ${a.name} and ${b.name} can select the same pod`;
+  const fix = 'rename one, or give the sets selectors that cannot both match';
+  for (const c of b.containers) {
+    const other = a.containers.find((x) => x.name === c.name);
+    if (other)
+      reader.fail(
+        c.path,
+        `${overlap}, and both add a container named ${c.name} (${where(other.path)}): ${fix}`,
+      );
+  }
+  for (const p of b.ports) {
+    const other = a.ports.find((x) => x.port === p.port);
+    if (other)
+      reader.fail(
+        p.path,
+        `${overlap}, and both use port ${p.port} (${a.name}'s container ${other.container}, ${where(other.path)}): give ${b.name}'s container ${p.container} another port, or ${fix.replace('rename one, or ', '')}`,
+      );
+  }
+  for (const v of b.volumes) {
+    const other = a.volumes.find((x) => x.name === v.name);
+    if (other && other.json !== v.json)
+      reader.fail(
+        v.path,
+        `${overlap}, and both add a volume named ${v.name} that is not the same volume (${where(other.path)}): make the two definitions equal to share it, or rename one`,
+      );
+  }
+}
+
+/** Whether some pod can be selected by both sets. */
+export function setsMeet(a: SetFootprint, b: SetFootprint): boolean {
+  if (a.ownerKinds && b.ownerKinds && !a.ownerKinds.some((k) => b.ownerKinds?.includes(k)))
+    return false;
+  return (
+    selectorsOverlap(a.namespaceSelector, b.namespaceSelector) &&
+    selectorsOverlap(a.podSelector, b.podSelector)
+  );
+}
+
+/** What the terms of both selectors ask of one key. */
+interface KeyTerms {
+  present: boolean;
+  absent: boolean;
+  /** The values allowed, when some term lists them; undefined: any value. */
+  allowed?: Set<string>;
+  excluded: Set<string>;
+}
+
+function terms(selectors: readonly (LabelSelector | undefined)[]): Map<string, KeyTerms> {
+  const keys = new Map<string, KeyTerms>();
+  const of = (key: string): KeyTerms => {
+    let t = keys.get(key);
+    if (!t) keys.set(key, (t = { present: false, absent: false, excluded: new Set() }));
+    return t;
+  };
+  const allow = (t: KeyTerms, values: readonly string[]) => {
+    t.present = true;
+    t.allowed = new Set(t.allowed ? values.filter((v) => t.allowed?.has(v)) : values);
+  };
+  for (const s of selectors) {
+    for (const [key, value] of Object.entries(s?.matchLabels ?? {})) allow(of(key), [value]);
+    for (const req of s?.matchExpressions ?? []) {
+      const t = of(req.key);
+      if (req.operator === 'In') allow(t, req.values ?? []);
+      else if (req.operator === 'NotIn') for (const v of req.values ?? []) t.excluded.add(v);
+      else if (req.operator === 'Exists') t.present = true;
+      else t.absent = true;
+    }
+  }
+  return keys;
+}
+
+/**
+ * Whether some label set satisfies both selectors. Exact: the terms of a selector are a
+ * conjunction over independent keys, so both can hold unless the terms of one key contradict.
+ */
+export function selectorsOverlap(
+  a: LabelSelector | undefined,
+  b: LabelSelector | undefined,
+): boolean {
+  for (const t of terms([a, b]).values()) {
+    if (t.present && t.absent) return false;
+    if (t.allowed && [...t.allowed].every((v) => t.excluded.has(v))) return false;
+  }
+  return true;
+}

@@ -1,0 +1,144 @@
+// A sidecar set: a named unit of injection beside the proxy, with its own selectors, its
+// containers (native sidecars or classic ones), init containers and volumes, and its place among
+// the app's containers and the other sets (docs/configuration.md, "sets"). The proxy and its init
+// container are the default set, named `proxy`, kept where a configuration written before sets
+// has them (.proxy, .init); the sets of `.sets` come after it.
+
+import { isRecord, type Container, type Volume } from '../kubernetes/k8s';
+import { labelSelector, type LabelSelector } from '../kubernetes/selector';
+import {
+  describe,
+  dnsLabel,
+  IMAGE_REFERENCE,
+  int,
+  list,
+  oneOf,
+  str,
+  struct,
+  type Field,
+} from './schema';
+
+/** The name of the default set: the proxy and its init container. */
+export const DEFAULT_SET = 'proxy';
+/** The default set's order: before any set that does not say otherwise. */
+export const DEFAULT_SET_ORDER = 0;
+/** A set's order when it gives none. */
+export const SET_ORDER_DEFAULT = 100;
+
+export const SET_POSITIONS = ['before-app', 'after-app'] as const;
+export type SetPosition = (typeof SET_POSITIONS)[number];
+export const SET_NATIVE_MODES = ['auto', 'true', 'false'] as const;
+export type SetNativeMode = (typeof SET_NATIVE_MODES)[number];
+
+/**
+ * The kinds of owner a set may be limited to, as Outrigger resolves a pod's owner (owner.ts): a
+ * Deployment's pods belong to the Deployment, a CronJob's to its Job; a bare Pod has kind Pod.
+ */
+export const SET_OWNER_KINDS = [
+  'Deployment',
+  'StatefulSet',
+  'DaemonSet',
+  'ReplicaSet',
+  'Job',
+  'Pod',
+] as const;
+export type SetOwnerKind = (typeof SET_OWNER_KINDS)[number];
+
+export interface SidecarSetConfig {
+  name: string;
+  /** Sets are applied by order, then by name; the proxy's order is 0. */
+  order: number;
+  /** Only pods in namespaces whose labels match; absent: every opted-in namespace. */
+  namespaceSelector?: LabelSelector;
+  /** Only pods whose labels match; absent: every pod. */
+  podSelector?: LabelSelector;
+  /** Only pods of these kinds of owner; absent: every kind. */
+  ownerKinds?: SetOwnerKind[];
+  /** Long-running sidecars: native sidecars (init containers that keep running) where possible. */
+  containers: Container[];
+  /** Containers that run to completion before the app's, in order. */
+  initContainers: Container[];
+  volumes: Volume[];
+  /** Whether the containers are native sidecars: `auto` where the cluster runs them. */
+  nativeSidecar: SetNativeMode;
+  /** Before the app's containers (and init containers), or after them. */
+  position: SetPosition;
+}
+
+const CONTAINER_NAME = dnsLabel(63);
+const image = str(IMAGE_REFERENCE, 'an image reference such as ghcr.io/acme/shipper:2.1');
+
+/**
+ * A container of a set: a name and an image are required, and ports are checked (the set
+ * conflicts are decided on them); the rest is the Kubernetes container as written, which the
+ * API server validates when the first pod is created.
+ */
+const container: Field<Container> = (r, v, p) => {
+  if (!isRecord(v)) return r.fail(p, `must be a container (a mapping); got ${describe(v)}`);
+  const name = CONTAINER_NAME(r, v.name, [...p, 'name']);
+  const img = image(r, v.image, [...p, 'image']);
+  if (v.restartPolicy !== undefined)
+    r.fail(
+      [...p, 'restartPolicy'],
+      'is set by Outrigger (Always for a native sidecar); leave it out and use .nativeSidecar',
+    );
+  if (v.ports !== undefined) {
+    if (!Array.isArray(v.ports))
+      r.fail([...p, 'ports'], `must be a list; got ${describe(v.ports)}`);
+    else
+      v.ports.forEach((port: unknown, i) => {
+        if (!isRecord(port)) r.fail([...p, 'ports', i], `must be a mapping; got ${describe(port)}`);
+        else int(1, 65535)(r, port.containerPort, [...p, 'ports', i, 'containerPort']);
+      });
+  }
+  if (name === undefined || img === undefined) return undefined;
+  return v as Container;
+};
+
+const volume: Field<Volume> = (r, v, p) => {
+  if (!isRecord(v)) return r.fail(p, `must be a volume (a mapping); got ${describe(v)}`);
+  const name = dnsLabel(63)(r, v.name, [...p, 'name']);
+  if (Object.keys(v).length < 2)
+    r.fail(p, 'must have a source beside its name, such as emptyDir: {} or configMap: {name: ...}');
+  return name === undefined ? undefined : (v as Volume);
+};
+
+const setName: Field<string> = (r, v, p) => {
+  const name = dnsLabel(40)(r, v, p);
+  if (name === DEFAULT_SET)
+    return r.fail(
+      p,
+      `"${DEFAULT_SET}" is the default set's name (.proxy and .init); choose another`,
+    );
+  return name;
+};
+
+export const sidecarSetSchema: Field<SidecarSetConfig> = (r, v, p) => {
+  const set = struct<SidecarSetConfig>({
+    name: { read: setName },
+    order: { read: int(-1000, 1000), default: SET_ORDER_DEFAULT },
+    namespaceSelector: { read: labelSelector },
+    podSelector: { read: labelSelector },
+    ownerKinds: { read: list(oneOf(SET_OWNER_KINDS)) },
+    containers: { read: list(container), default: [] },
+    initContainers: { read: list(container), default: [] },
+    volumes: { read: list(volume), default: [] },
+    nativeSidecar: { read: oneOf(SET_NATIVE_MODES), default: 'auto' },
+    position: { read: oneOf(SET_POSITIONS), default: 'before-app' },
+  })(r, v, p);
+  if (!set) return undefined;
+  if (set.name === undefined) return r.fail([...p, 'name'], 'is required: every set has a name');
+  if (set.containers.length + set.initContainers.length === 0)
+    r.fail(p, `set ${set.name} must add at least one container or init container`);
+  if (set.ownerKinds?.length === 0)
+    r.fail([...p, 'ownerKinds'], 'must name at least one kind, or be left out for every kind');
+  return set;
+};
+
+/** Applied order: by order, then by name (the proxy's place is DEFAULT_SET_ORDER). */
+export function compareSets(
+  a: { order: number; name: string },
+  b: { order: number; name: string },
+): number {
+  return a.order - b.order || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+}
