@@ -100,9 +100,13 @@ export function admitPod(
   const owner = `${result.owner.kind}/${result.owner.name}`;
   if (result.injected) return injected(req.uid, result, choice, owner);
   // Every pod the webhook sees leaves with a mark, so the controller can tell a skipped pod
-  // from one that escaped; except system namespaces, which are never mutated at all, and pods
-  // the webhook cannot make sense of, which are left exactly as they came.
-  const unmarked = result.reason === 'system-namespace' || result.reason === 'invalid-pod-spec';
+  // from one that escaped; except system namespaces, which are never mutated at all, pods the
+  // webhook cannot make sense of, which are left exactly as they came, and pods injected
+  // already, which carry their revision (a second pass changes nothing).
+  const unmarked =
+    result.reason === 'system-namespace' ||
+    result.reason === 'invalid-pod-spec' ||
+    result.reason === 'already-injected';
   const mark = isRecord(pod.metadata) && !unmarked ? skipPatch(pod, result.reason) : [];
   return {
     response: allow(req.uid, mark, result.warnings),

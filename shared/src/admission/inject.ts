@@ -122,8 +122,9 @@ export function injectPod(input: InjectInput): InjectionResult {
     ? { inject: false, reason: 'opted-out', detail: proxyOff }
     : decision;
   const sets = appliedSets(config);
+  const setsDecide = proxy.inject || proxyOff !== undefined || PROXY_ONLY_REASONS.has(proxy.reason);
   const extras =
-    sets.length === 0 || !(proxy.inject || PROXY_ONLY_REASONS.has(proxy.reason))
+    sets.length === 0 || !setsDecide
       ? NO_SETS
       : matchSets(sets, {
           pod,
@@ -132,8 +133,8 @@ export function injectPod(input: InjectInput): InjectionResult {
           nativeSidecarSupported: input.nativeSidecarSupported,
           containerNames: containerNames(pod),
         });
-  const allWarnings =
-    extras.skipped.length === 0 ? warnings : [...warnings, ...extras.skipped.map(setWarning)];
+  const setWarnings = extras.skipped.filter((k) => k.reason !== 'opted-out').map((k) => k.detail);
+  const allWarnings = setWarnings.length === 0 ? warnings : [...warnings, ...setWarnings];
   if (!proxy.inject) {
     if (extras.parts.length === 0)
       return {
@@ -173,9 +174,11 @@ export function injectPod(input: InjectInput): InjectionResult {
   };
 }
 
-/** Skips that are the proxy's alone: the other sets still decide for themselves. */
+/**
+ * Skips that are the proxy's alone: the other sets still decide for themselves. Not `opted-out`:
+ * decide's is the pod-wide opt-out (the proxy's own is its set's, proxyOff).
+ */
 const PROXY_ONLY_REASONS: ReadonlySet<SkipReason> = new Set<SkipReason>([
-  'opted-out',
   'host-network',
   'already-injected',
   'other-mesh-sidecar',
@@ -187,8 +190,6 @@ const NO_SETS: { parts: SetParts[]; skipped: SetSkip[] } = Object.freeze({
   parts: [],
   skipped: [],
 }) as never;
-
-const setWarning = (skip: SetSkip): string => skip.detail;
 
 /** The names of the pod's containers, init containers included. */
 function containerNames(pod: PodLike): Set<string> {

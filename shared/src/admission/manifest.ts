@@ -25,7 +25,13 @@ export const TEMPLATE_PATHS: Readonly<Record<string, readonly string[]>> = {
 };
 
 export type ReportOutcome =
-  | { outcome: 'injected' }
+  | {
+      outcome: 'injected';
+      /** The sets injected, in applied order. */
+      sets: string[];
+      /** Why the proxy was left out, when only other sets were injected. */
+      proxySkipped?: { reason: SkipReason; detail: string };
+    }
   | { outcome: 'skipped'; reason: SkipReason; detail: string }
   | { outcome: 'unchanged' };
 
@@ -57,12 +63,19 @@ export function formatReportLine(line: ReportLine): string {
   const head = `${line.kind}/${line.name}: `;
   switch (line.outcome) {
     case 'injected':
-      return `${head}injected`;
+      return `${head}injected${setsOf(line)}`;
     case 'skipped':
       return `${head}skipped (${line.reason})`;
     case 'unchanged':
       return `${head}unchanged (not a workload)`;
   }
+}
+
+/** The sets of an injection, when there is more to say than the proxy alone. */
+function setsOf(line: Extract<ReportLine, { outcome: 'injected' }>): string {
+  const skipped = line.proxySkipped ? `; proxy skipped (${line.proxySkipped.reason})` : '';
+  if (line.sets.length === 1 && line.sets[0] === 'proxy') return '';
+  return ` (${line.sets.join(', ')}${skipped})`;
 }
 
 /** Injects every pod template in a multi-document YAML text; throws ManifestParseError. */
@@ -156,7 +169,14 @@ function injectWorkload(
     });
     return obj;
   }
-  emit({ kind, name, outcome: 'injected', warnings: result.warnings });
+  emit({
+    kind,
+    name,
+    outcome: 'injected',
+    sets: result.sets,
+    ...(result.proxySkipped ? { proxySkipped: result.proxySkipped } : {}),
+    warnings: result.warnings,
+  });
   return applyAt(obj, path, result.patch);
 }
 

@@ -127,7 +127,9 @@ export const sidecarSetSchema: Field<SidecarSetConfig> = (r, v, p) => {
     position: { read: oneOf(SET_POSITIONS), default: 'before-app' },
   })(r, v, p);
   if (!set) return undefined;
-  if (set.name === undefined) return r.fail([...p, 'name'], 'is required: every set has a name');
+  if (isRecord(v) && (v.name === undefined || v.name === null))
+    return r.fail([...p, 'name'], 'is required: every set has a name');
+  if (set.name === undefined) return undefined;
   if (set.containers.length + set.initContainers.length === 0)
     r.fail(p, `set ${set.name} must add at least one container or init container`);
   if (set.ownerKinds?.length === 0)

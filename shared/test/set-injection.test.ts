@@ -1,0 +1,231 @@
+// Injection of several sidecar sets: every matching set in the one patch, in applied order,
+// each with its own revision label and status; a second pass changes nothing; opting out of one
+// set leaves the others; a set the pod cannot take is left out with a warning.
+
+import { applyPatch, type Operation } from 'fast-json-patch';
+import {
+  INJECT,
+  REVISION,
+  SKIPPED,
+  appliedSets,
+  cloneJson,
+  injectPod,
+  makeSnapshot,
+  mustParseConfig,
+  setInjectKey,
+  setRevisionLabel,
+  setStatusAnnotation,
+  type ConfigSnapshot,
+  type InjectInput,
+  type NamespaceMeta,
+  type PodLike,
+} from '../src';
+
+const SETS = [
+  'sets:',
+  '  - name: log-shipper',
+  '    containers:',
+  '      - {name: shipper, image: "ghcr.io/acme/shipper:1.0", ports: [{containerPort: 2020}]}',
+  '    volumes: [{name: shipper-buffer, emptyDir: {}}]',
+  '  - name: secrets',
+  '    order: -5',
+  '    initContainers: [{name: fetch-secrets, image: "ghcr.io/acme/secrets:3"}]',
+  '    volumes: [{name: secrets, emptyDir: {medium: Memory}}]',
+  '  - name: tracer',
+  '    order: 200',
+  '    position: after-app',
+  '    nativeSidecar: "false"',
+  '    podSelector: {matchLabels: {tracing: "on"}}',
+  '    ownerKinds: [Deployment]',
+  '    containers: [{name: tracer, image: "ghcr.io/acme/tracer:9"}]',
+].join('\n');
+
+const snapshot: ConfigSnapshot = makeSnapshot(mustParseConfig(SETS));
+const revisionOf = (name: string): string =>
+  appliedSets(snapshot.config).find((a) => a.set.name === name)?.revision ?? '';
+
+const namespace: NamespaceMeta = { name: 'shop', labels: {}, annotations: { [INJECT]: 'enabled' } };
+
+function pod(labels: Record<string, string> = {}, spec: Record<string, unknown> = {}): PodLike {
+  return {
+    metadata: {
+      name: 'web-1',
+      namespace: 'shop',
+      labels: { app: 'web', ...labels },
+      annotations: { 'outrigger.dev/owner-kind': 'Deployment', 'outrigger.dev/owner-name': 'web' },
+    },
+    spec: {
+      initContainers: [{ name: 'migrate', image: 'ghcr.io/acme/migrate:1' }],
+      containers: [{ name: 'app', image: 'ghcr.io/acme/web:1' }],
+      ...spec,
+    },
+  };
+}
+
+function inject(p: PodLike, overrides: Partial<InjectInput> = {}) {
+  return injectPod({
+    pod: p,
+    snapshot,
+    namespaceName: 'shop',
+    namespace,
+    nativeSidecarSupported: true,
+    ...overrides,
+  });
+}
+
+/** The pod after the webhook's patch, and the result. */
+function injected(p: PodLike, overrides: Partial<InjectInput> = {}) {
+  const result = inject(p, overrides);
+  if (!result.injected) throw new Error(`not injected: ${result.reason} ${result.detail}`);
+  const after = applyPatch(cloneJson(p), cloneJson(result.patch) as Operation[], true, false)
+    .newDocument as PodLike;
+  return { result, after };
+}
+
+const names = (list: readonly { name: string }[] | undefined): string[] =>
+  (list ?? []).map((c) => c.name);
+
+describe('several sidecar sets on one pod', () => {
+  it('applies every matching set in one patch, by order then name, around the app', () => {
+    const { result, after } = injected(pod({ tracing: 'on' }));
+    expect(result.sets).toEqual(['secrets', 'proxy', 'log-shipper', 'tracer']);
+    // Native sidecars and init containers before the app's init containers, in applied order;
+    // the classic after-app set behind the app's container.
+    expect(names(after.spec?.initContainers)).toEqual([
+      'fetch-secrets',
+      'outrigger-init',
+      'outrigger-proxy',
+      'shipper',
+      'migrate',
+    ]);
+    expect(names(after.spec?.containers)).toEqual(['app', 'tracer']);
+    expect(names(after.spec?.volumes)).toEqual(['secrets', 'outrigger-identity', 'shipper-buffer']);
+    const shipper = after.spec?.initContainers?.find((c) => c.name === 'shipper');
+    expect(shipper?.restartPolicy).toBe('Always');
+    expect(after.spec?.containers.find((c) => c.name === 'tracer')?.restartPolicy).toBeUndefined();
+    const labels = after.metadata?.labels ?? {};
+    expect(labels[REVISION]).toBe(snapshot.revision);
+    for (const set of ['log-shipper', 'secrets', 'tracer'])
+      expect(labels[setRevisionLabel(set)]).toBe(revisionOf(set));
+    expect(
+      JSON.parse(after.metadata?.annotations?.[setStatusAnnotation('log-shipper')] ?? ''),
+    ).toEqual({
+      revision: revisionOf('log-shipper'),
+      initContainers: ['shipper'],
+      containers: [],
+      volumes: ['shipper-buffer'],
+    });
+  });
+
+  it('a second pass over the injected pod changes nothing', () => {
+    const { after } = injected(pod({ tracing: 'on' }));
+    const again = inject(after);
+    expect(again).toMatchObject({ injected: false, reason: 'already-injected', warnings: [] });
+  });
+
+  it('a set whose selectors do not match is left out silently', () => {
+    const { result, after } = injected(pod());
+    expect(result.sets).toEqual(['secrets', 'proxy', 'log-shipper']);
+    expect(result.warnings).toEqual([]);
+    expect(names(after.spec?.containers)).toEqual(['app']);
+    const bare = {
+      ...pod({ tracing: 'on' }),
+      metadata: { name: 'solo', labels: { tracing: 'on' } },
+    };
+    expect(injected(bare).result.sets).not.toContain('tracer');
+  });
+
+  it('opting out of one set by pod label, pod annotation or namespace leaves the others', () => {
+    const off = setInjectKey('log-shipper');
+    const byLabel = injected(pod({ [off]: 'disabled' })).result;
+    expect(byLabel.sets).toEqual(['secrets', 'proxy']);
+    expect(byLabel.warnings).toEqual([]);
+    const annotated = pod();
+    annotated.metadata = {
+      ...annotated.metadata,
+      annotations: { ...annotated.metadata?.annotations, [off]: 'disabled' },
+    };
+    expect(injected(annotated).result.sets).toEqual(['secrets', 'proxy']);
+    const ns = { ...namespace, annotations: { ...namespace.annotations, [off]: 'disabled' } };
+    expect(injected(pod(), { namespace: ns }).result.sets).toEqual(['secrets', 'proxy']);
+  });
+
+  it("opting out of the proxy alone keeps the other sets, with the proxy's skip mark", () => {
+    const { result, after } = injected(pod({ [setInjectKey('proxy')]: 'disabled' }));
+    expect(result.sets).toEqual(['secrets', 'log-shipper']);
+    expect(result.proxySkipped).toMatchObject({ reason: 'opted-out' });
+    expect(after.metadata?.labels?.[SKIPPED]).toBe('opted-out');
+    expect(after.metadata?.labels?.[REVISION]).toBeUndefined();
+    expect(names(after.spec?.initContainers)).toEqual(['fetch-secrets', 'shipper', 'migrate']);
+    expect(inject(after)).toMatchObject({ injected: false, reason: 'opted-out' });
+  });
+
+  it('the pod-wide opt-out and a namespace not opted in leave out every set', () => {
+    expect(inject(pod({ [INJECT]: 'disabled' }))).toMatchObject({
+      injected: false,
+      reason: 'opted-out',
+    });
+    expect(inject(pod(), { namespace: { name: 'shop' } })).toMatchObject({
+      injected: false,
+      reason: 'namespace-not-enabled',
+    });
+  });
+
+  it('a pod the proxy must skip still gets the sets that do not redirect its traffic', () => {
+    const { result, after } = injected(pod({}, { hostNetwork: true }));
+    expect(result.proxySkipped?.reason).toBe('host-network');
+    expect(result.sets).toEqual(['secrets', 'log-shipper']);
+    expect(after.metadata?.labels?.[SKIPPED]).toBe('host-network');
+  });
+
+  it('a set whose names the pod already uses is left out, with a warning naming it', () => {
+    const { result, after } = injected(
+      pod(
+        {},
+        {
+          containers: [
+            { name: 'app', image: 'a' },
+            { name: 'shipper', image: 'b' },
+          ],
+        },
+      ),
+    );
+    expect(result.sets).toEqual(['secrets', 'proxy']);
+    expect(result.warnings).toEqual([
+      'set log-shipper not added: the pod already has shipper; rename it or opt the pod out with log-shipper.sets.outrigger.dev/inject=disabled',
+    ]);
+    expect(names(after.spec?.containers)).toEqual(['app', 'shipper']);
+  });
+
+  it('a classic sidecar set is left out of a pod that runs to completion', () => {
+    const job: PodLike = {
+      metadata: {
+        name: 'batch-x',
+        labels: { tracing: 'on' },
+        ownerReferences: [
+          { apiVersion: 'batch/v1', kind: 'Job', name: 'batch', uid: 'u', controller: true },
+        ],
+      },
+      spec: { restartPolicy: 'Never', containers: [{ name: 'work', image: 'w' }] },
+    };
+    const config = mustParseConfig(
+      `${SETS}\n    # tracer\n`.replace('ownerKinds: [Deployment]', 'ownerKinds: [Job]'),
+    );
+    const { result } = injected(job, { snapshot: makeSnapshot(config) });
+    expect(result.sets).toEqual(['secrets', 'proxy', 'log-shipper']);
+    expect(result.warnings).toEqual([
+      'set tracer not added: its classic sidecars would keep the Job from completing; enable native sidecars',
+    ]);
+  });
+
+  it('the same pod twice gets the same patch, and a set-less configuration the patch of before', () => {
+    const first = inject(pod({ tracing: 'on' }));
+    const second = inject(pod({ tracing: 'on' }));
+    expect(second).toEqual(first);
+    const plain = makeSnapshot(mustParseConfig(''));
+    const without = inject(pod(), { snapshot: plain });
+    if (!without.injected) throw new Error('expected injection');
+    expect(without.sets).toEqual(['proxy']);
+    expect(JSON.stringify(without.patch)).not.toContain('sets.outrigger.dev');
+  });
+});
