@@ -110,7 +110,7 @@ export function decideOptIn(input: DecideInput): Decision {
 }
 
 /** The names of the pod's containers, init containers included. */
-function containerNames(pod: PodLike): Set<string> {
+export function containerNames(pod: PodLike): Set<string> {
   const names = new Set<string>();
   for (const c of pod.spec?.initContainers ?? []) names.add(c.name);
   for (const c of pod.spec?.containers ?? []) names.add(c.name);

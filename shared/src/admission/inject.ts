@@ -26,7 +26,14 @@ import {
 import { resolveOwner, type Owner } from './owner';
 import { resolveOverrides, type Overrides } from './overrides';
 import { addToListEnds, addToMap, registerFragment, type AddOperation } from './patch';
-import { appliedSets, matchSets, setOptOut, type SetParts, type SetSkip } from './set-injection';
+import {
+  PROXY_INJECT_KEY,
+  appliedSets,
+  matchSets,
+  setOptOut,
+  type SetParts,
+  type SetSkip,
+} from './set-injection';
 import { DEFAULT_SET, DEFAULT_SET_ORDER } from '../config/sidecar-set';
 import { proxyResources } from './proxy-resources';
 import { configRevision } from '../config/revision';
@@ -117,7 +124,7 @@ export function injectPod(input: InjectInput): InjectionResult {
     systemNamespace: input.systemNamespace,
   });
   // The proxy's own opt-out (the default set's) leaves the other sets to decide for themselves.
-  const proxyOff = decision.inject ? setOptOut(DEFAULT_SET, pod, input.namespace) : undefined;
+  const proxyOff = decision.inject ? setOptOut(PROXY_INJECT_KEY, pod, input.namespace) : undefined;
   const proxy: Decision = proxyOff
     ? { inject: false, reason: 'opted-out', detail: proxyOff }
     : decision;
@@ -131,7 +138,6 @@ export function injectPod(input: InjectInput): InjectionResult {
           namespace: input.namespace,
           owner,
           nativeSidecarSupported: input.nativeSidecarSupported,
-          containerNames: containerNames(pod),
         });
   const setWarnings = extras.skipped.filter((k) => k.reason !== 'opted-out').map((k) => k.detail);
   const allWarnings = setWarnings.length === 0 ? warnings : [...warnings, ...setWarnings];
@@ -190,14 +196,6 @@ const NO_SETS: { parts: SetParts[]; skipped: SetSkip[] } = Object.freeze({
   parts: [],
   skipped: [],
 }) as never;
-
-/** The names of the pod's containers, init containers included. */
-function containerNames(pod: PodLike): Set<string> {
-  const names = new Set<string>();
-  for (const c of pod.spec?.initContainers ?? []) names.add(c.name);
-  for (const c of pod.spec?.containers ?? []) names.add(c.name);
-  return names;
-}
 
 /** The sets' names with the proxy in its place among them (its order is DEFAULT_SET_ORDER). */
 function appliedOrder(parts: readonly SetParts[]): { name: string }[] {

@@ -5,16 +5,18 @@
 
 import type { Config } from '../config/config';
 import { setRevision } from '../config/revision';
-import { compareSets, type SidecarSetConfig } from '../config/sidecar-set';
+import { compareSets, DEFAULT_SET, type SidecarSetConfig } from '../config/sidecar-set';
 import {
   deepFreeze,
   type Container,
+  type Labels,
   type NamespaceMeta,
   type PodLike,
   type Volume,
 } from '../kubernetes/k8s';
-import { matchesSelector } from '../kubernetes/selector';
+import { compileSelector } from '../kubernetes/selector';
 import { DISABLED, setInjectKey, setRevisionLabel, setStatusAnnotation } from '../names';
+import { containerNames } from './decide';
 import { runsToCompletion, type Owner } from './owner';
 import { registerFragment } from './patch';
 
@@ -22,7 +24,19 @@ import { registerFragment } from './patch';
 export interface AppliedSet {
   readonly set: SidecarSetConfig;
   readonly revision: string;
+  /** Its opt-out key, setInjectKey(name), and its pod label, setRevisionLabel(name). */
+  readonly injectKey: string;
+  readonly revisionLabel: string;
+  /** The names of its containers, init containers included, and of its volumes. */
+  readonly containerNames: readonly string[];
+  readonly volumeNames: readonly string[];
+  /** Its selectors, compiled once: most sets do not match most pods. */
+  readonly selectsPod: (labels: Labels | undefined) => boolean;
+  readonly selectsNamespace: (labels: Labels | undefined) => boolean;
 }
+
+/** The proxy's own opt-out key (the default set's). */
+export const PROXY_INJECT_KEY = setInjectKey(DEFAULT_SET);
 
 /** What one set adds to a pod; frozen, shared by every pod it matches. */
 export interface SetParts {
@@ -49,21 +63,29 @@ const applied = new WeakMap<Config, readonly AppliedSet[]>();
 export function appliedSets(config: Config): readonly AppliedSet[] {
   let sets = applied.get(config);
   if (!sets) {
-    sets = [...config.sets]
-      .sort(compareSets)
-      .map((set) => Object.freeze({ set, revision: setRevision(set) }));
+    sets = [...config.sets].sort(compareSets).map((set) =>
+      Object.freeze({
+        set,
+        revision: setRevision(set),
+        injectKey: setInjectKey(set.name),
+        revisionLabel: setRevisionLabel(set.name),
+        containerNames: [...set.initContainers, ...set.containers].map((c) => c.name),
+        volumeNames: set.volumes.map((v) => v.name),
+        selectsPod: compileSelector(set.podSelector),
+        selectsNamespace: compileSelector(set.namespaceSelector),
+      }),
+    );
     applied.set(config, sets);
   }
   return sets;
 }
 
-/** The opt-out of one set, by the pod's label or annotation or the namespace's annotation. */
+/** The opt-out of one set (its key), by the pod's label or annotation or the namespace's annotation. */
 export function setOptOut(
-  set: string,
+  key: string,
   pod: PodLike,
   namespace: NamespaceMeta | 'assume-enabled',
 ): string | undefined {
-  const key = setInjectKey(set);
   const meta = pod.metadata ?? {};
   if (meta.labels?.[key] === DISABLED) return `label ${key}=${DISABLED}`;
   if (meta.annotations?.[key] === DISABLED) return `annotation ${key}=${DISABLED}`;
@@ -77,22 +99,32 @@ export interface SetMatchInput {
   namespace: NamespaceMeta | 'assume-enabled';
   owner: Owner;
   nativeSidecarSupported: boolean;
-  /** The names of the pod's containers and init containers. */
-  containerNames: ReadonlySet<string>;
 }
 
 /** Whether the set's selectors choose the pod; a namespace not known is taken to match. */
-function selects(set: SidecarSetConfig, input: SetMatchInput): boolean {
-  if (set.ownerKinds && !(set.ownerKinds as readonly string[]).includes(input.owner.kind))
-    return false;
-  if (set.podSelector && !matchesSelector(set.podSelector, input.pod.metadata?.labels))
-    return false;
+function selects(a: AppliedSet, input: SetMatchInput): boolean {
+  const kinds = a.set.ownerKinds as readonly string[] | undefined;
+  if (kinds && !kinds.includes(input.owner.kind)) return false;
+  if (!a.selectsPod(input.pod.metadata?.labels)) return false;
   const ns = input.namespace;
-  return (
-    !set.namespaceSelector ||
-    ns === 'assume-enabled' ||
-    matchesSelector(set.namespaceSelector, ns.labels)
-  );
+  return ns === 'assume-enabled' || a.selectsNamespace(ns.labels);
+}
+
+const NONE: { parts: SetParts[]; skipped: SetSkip[] } = Object.freeze({
+  parts: [],
+  skipped: [],
+}) as never;
+
+/** The set's names the pod uses already, or undefined (the common case: no allocation). */
+function takenNames(
+  a: AppliedSet,
+  containers: ReadonlySet<string>,
+  volumes: ReadonlySet<string>,
+): string[] | undefined {
+  let taken: string[] | undefined;
+  for (const n of a.containerNames) if (containers.has(n)) (taken ??= []).push(n);
+  for (const n of a.volumeNames) if (volumes.has(n)) (taken ??= []).push(n);
+  return taken;
 }
 
 const nativeFor = (set: SidecarSetConfig, supported: boolean): boolean =>
@@ -107,29 +139,32 @@ export function matchSets(
   sets: readonly AppliedSet[],
   input: SetMatchInput,
 ): { parts: SetParts[]; skipped: SetSkip[] } {
-  const parts: SetParts[] = [];
-  const skipped: SetSkip[] = [];
+  let parts: SetParts[] | undefined;
+  let skipped: SetSkip[] | undefined;
+  let podNames: Set<string> | undefined;
+  let podVolumes: Set<string> | undefined;
   for (const a of sets) {
+    if (!selects(a, input)) continue;
+    parts ??= [];
+    skipped ??= [];
     const { set } = a;
-    if (!selects(set, input)) continue;
-    const off = setOptOut(set.name, input.pod, input.namespace);
+    const off = setOptOut(a.injectKey, input.pod, input.namespace);
     if (off) {
       skipped.push({ set: set.name, reason: 'opted-out', detail: off });
       continue;
     }
-    const names = [...set.initContainers, ...set.containers].map((c) => c.name);
-    const present = names.filter((n) => input.containerNames.has(n));
-    const volumes = new Set((input.pod.spec?.volumes ?? []).map((v) => v.name));
-    const taken = [...present, ...set.volumes.map((v) => v.name).filter((n) => volumes.has(n))];
-    if (taken.length > 0) {
+    podNames ??= containerNames(input.pod);
+    podVolumes ??= new Set((input.pod.spec?.volumes ?? []).map((v) => v.name));
+    const taken = takenNames(a, podNames, podVolumes);
+    if (taken) {
       const carried =
-        input.pod.metadata?.labels?.[setRevisionLabel(set.name)] !== undefined &&
-        present.length === names.length;
+        input.pod.metadata?.labels?.[a.revisionLabel] !== undefined &&
+        a.containerNames.every((n) => podNames?.has(n));
       if (!carried)
         skipped.push({
           set: set.name,
           reason: 'name-collision',
-          detail: `set ${set.name} not added: the pod already has ${taken.join(', ')}; rename it or opt the pod out with ${setInjectKey(set.name)}=${DISABLED}`,
+          detail: `set ${set.name} not added: the pod already has ${taken.join(', ')}; rename it or opt the pod out with ${a.injectKey}=${DISABLED}`,
         });
       continue;
     }
@@ -144,7 +179,7 @@ export function matchSets(
     }
     parts.push(setParts(a, native));
   }
-  return { parts, skipped };
+  return parts && skipped ? { parts, skipped } : NONE;
 }
 
 function completes(pod: PodLike, owner: Owner): boolean {

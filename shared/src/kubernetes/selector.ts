@@ -89,3 +89,22 @@ export function matchesSelector(selector: LabelSelector, labels: Labels | undefi
     if (l[key] !== value) return false;
   return (selector.matchExpressions ?? []).every((req) => holds(req, l));
 }
+
+/**
+ * The selector as a predicate, for selectors checked against many label maps (a sidecar set's,
+ * for every pod): matchesSelector without its allocations.
+ */
+export function compileSelector(
+  selector: LabelSelector | undefined,
+): (labels: Labels | undefined) => boolean {
+  if (!selector) return () => true;
+  const keys = Object.keys(selector.matchLabels ?? {});
+  const values = keys.map((k) => selector.matchLabels?.[k]);
+  const reqs = selector.matchExpressions ?? [];
+  return (labels) => {
+    const l = labels ?? {};
+    for (let i = 0; i < keys.length; i++) if (l[keys[i] as string] !== values[i]) return false;
+    for (const req of reqs) if (!holds(req, l)) return false;
+    return true;
+  };
+}
