@@ -307,6 +307,7 @@ function admitted(
 ): void {
   const { outcome, reason } = answer.admission.result;
   deps.metrics.observe({ endpoint, outcome, reason }, seconds(start));
+  if (answer.admission.sets) deps.metrics.countSets(answer.admission.sets);
   const revision = answer.admission.revision;
   if (revision && revision.rule !== 'current') {
     deps.metrics.pinnedAdmissions.inc({ rule: revision.rule });

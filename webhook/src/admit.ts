@@ -51,6 +51,8 @@ export interface Admission {
   owner?: string;
   /** Which revision rule gave the pod its configuration (pods only). */
   revision?: { rule: RevisionChoice['rule']; revision: string; requested?: string };
+  /** The sidecar sets the pod was given, `proxy` among them unless it was skipped alone. */
+  sets?: readonly string[];
 }
 
 const notHandled = (uid: string): Admission => ({
@@ -133,6 +135,7 @@ function injected(
     result: { outcome: 'injected', reason: 'injected' },
     owner,
     revision,
+    sets: result.sets,
   };
 }
 

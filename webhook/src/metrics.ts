@@ -21,6 +21,7 @@ export class WebhookMetrics {
   readonly internalErrors: Counter<'endpoint'>;
   readonly connectionsRefused: Counter;
   readonly pinnedAdmissions: Counter<'rule'>;
+  readonly setInjections: Counter<'set'>;
 
   constructor(
     readonly registry: Registry = new Registry(),
@@ -96,6 +97,20 @@ export class WebhookMetrics {
       registers,
     });
     this.pinnedAdmissions = pinnedCounter(registers);
+    const setCounts = this.setCounts;
+    this.setInjections = new Counter({
+      name: 'outrigger_webhook_set_injections_total',
+      help: 'Pods injected, by sidecar set (proxy is the default set): a pod counts once for every set it was given.',
+      labelNames: ['set'],
+      registers,
+      collect(this: Counter<'set'>) {
+        for (const [set, count] of setCounts) {
+          if (count.n === 0) continue;
+          this.inc({ set }, count.n);
+          count.n = 0;
+        }
+      },
+    });
     this.connectionsRefused = connectionCounter(registers);
   }
 
@@ -121,6 +136,18 @@ export class WebhookMetrics {
     }
     entry.count++;
     entry.duration.observe(seconds);
+  }
+
+  /** Pods given each sidecar set since the last scrape. */
+  private readonly setCounts = new Map<string, { n: number }>();
+
+  /** Counts one injected pod's sets; a plain count per set, handed over when scraped. */
+  countSets(sets: readonly string[]): void {
+    for (const set of sets) {
+      let count = this.setCounts.get(set);
+      if (!count) this.setCounts.set(set, (count = { n: 0 }));
+      count.n++;
+    }
   }
 
   private readonly inFlightCounts = new Map<string, InFlight>();
