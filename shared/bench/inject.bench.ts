@@ -2,7 +2,8 @@
 // must do) for a small, a typical and a huge pod, each beside JSON.parse + JSON.stringify of
 // the same pod measured in the same run, so the ratio holds on any machine, noisy or not.
 
-import { CORPUS_DIR, corpusPods, median } from '@outrigger/testkit';
+import { CORPUS_DIR, corpusPods, median, sidecarSetsYaml } from '@outrigger/testkit';
+import { BATCH_MS, calibrate, sinkValue, timeBatch, type Op } from './timing';
 import {
   DEFAULT_CONFIG_YAML,
   TEMPLATE_PATHS,
@@ -18,8 +19,6 @@ import {
 
 const TARGET_RATIO = 2;
 const ROUNDS = 21;
-const BATCH_NS = 20e6; // each timed batch runs about 20 ms
-const WARMUP_NS = 300e6;
 
 const snapshot: ConfigSnapshot = (() => {
   const config = mustParseConfig(DEFAULT_CONFIG_YAML, 'default configuration');
@@ -171,33 +170,6 @@ function caseOf(label: string, source: string, pod: PodLike): Case {
   return { label, source, pod, json: JSON.stringify(pod) };
 }
 
-// --- timing ---------------------------------------------------------------------------------
-
-type Op = () => number;
-
-/** Anything the operations return is folded in here, so no work can be optimized away. */
-let sink = 0;
-
-function timeBatch(op: Op, iterations: number): number {
-  let acc = 0;
-  const start = process.hrtime.bigint();
-  for (let i = 0; i < iterations; i++) acc += op();
-  const elapsed = Number(process.hrtime.bigint() - start);
-  sink = (sink + acc) % 1_000_003;
-  return elapsed / iterations;
-}
-
-/** Warms the operation up, then returns how many iterations fill one batch. */
-function calibrate(op: Op): number {
-  const start = process.hrtime.bigint();
-  let iterations = 1;
-  while (Number(process.hrtime.bigint() - start) < WARMUP_NS) {
-    const perOp = timeBatch(op, iterations);
-    iterations = Math.max(1, Math.min(iterations * 2, Math.round(BATCH_NS / Math.max(perOp, 1))));
-  }
-  return iterations;
-}
-
 interface Result {
   c: Case;
   inject: number;
@@ -249,23 +221,9 @@ function bench(c: Case): Result {
 
 // --- sidecar sets ---------------------------------------------------------------------------
 
-/**
- * A configuration of `total` sets, the proxy's included, of which `matching` select the pod:
- * the others ask for a pod label it does not have.
- */
-function setsSnapshot(total: number, matching: number): ConfigSnapshot {
-  const sets = Array.from({ length: total - 1 }, (_, i) => {
-    const selects = i < matching - 1;
-    return [
-      `  - name: set-${i}`,
-      ...(selects ? [] : [`    podSelector: {matchLabels: {bench-set-${i}: "on"}}`]),
-      '    containers:',
-      `      - {name: sidecar-${i}, image: "ghcr.io/acme/sidecar-${i}:1.${i}", ports: [{containerPort: ${20000 + i}}], resources: {requests: {cpu: 10m, memory: 16Mi}}}`,
-      `    volumes: [{name: scratch-${i}, emptyDir: {}}]`,
-    ].join('\n');
-  });
-  return makeSnapshot(mustParseConfig(`${DEFAULT_CONFIG_YAML}\nsets:\n${sets.join('\n')}\n`));
-}
+/** The default configuration with `total` sets, the proxy's included, `matching` of them selecting the pod. */
+const setsSnapshot = (total: number, matching: number): ConfigSnapshot =>
+  makeSnapshot(mustParseConfig(`${DEFAULT_CONFIG_YAML}\n${sidecarSetsYaml(total, matching)}`));
 
 const SET_SHAPES: [total: number, matching: number][] = [
   [5, 1],
@@ -390,7 +348,7 @@ function main(): void {
     caseOf('huge', 'built in: 30 containers, 1,500 env vars', hugePod()),
   ];
   console.log(
-    `Injection benchmark: Node.js ${process.version}, ${ROUNDS} rounds of ~${BATCH_NS / 1e6} ms batches, median per op`,
+    `Injection benchmark: Node.js ${process.version}, ${ROUNDS} rounds of ~${BATCH_MS} ms batches, median per op`,
   );
   console.log(
     'inject + stringify: injectPod (default configuration, native sidecar) and serializePatch of its patch (the JSON the webhook sends)',
@@ -415,7 +373,7 @@ function main(): void {
   console.log(
     `Target: 5 sets of which 1 matches within 1.10x of one set: ${flat && flat.ratio <= 1.1 ? 'met' : 'NOT met'} (${flat?.ratio.toFixed(2)}x)`,
   );
-  if (sink < 0) console.log(sink); // never true; keeps the results alive
+  if (sinkValue() < 0) console.log(sinkValue()); // never true; keeps the results alive
 }
 
 main();

@@ -12,6 +12,7 @@ export * from './config/config-text';
 export * from './config/default-config';
 export * from './admission/overrides-catalog';
 export * from './admission/overrides';
+export * from './config/canonical-json';
 export * from './config/revision';
 export * from './config/last-good';
 export * from './admission/owner';

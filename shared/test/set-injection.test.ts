@@ -77,8 +77,12 @@ function inject(p: PodLike, overrides: Partial<InjectInput> = {}) {
 function injected(p: PodLike, overrides: Partial<InjectInput> = {}) {
   const result = inject(p, overrides);
   if (!result.injected) throw new Error(`not injected: ${result.reason} ${result.detail}`);
-  const after = applyPatch(cloneJson(p), cloneJson(result.patch) as Operation[], true, false)
-    .newDocument as PodLike;
+  const after = applyPatch(
+    cloneJson(p),
+    cloneJson(result.patch) as Operation[],
+    true,
+    false,
+  ).newDocument;
   return { result, after };
 }
 

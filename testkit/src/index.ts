@@ -11,3 +11,4 @@ export * from './realistic-review';
 export * from './serving-cert';
 export * from './shipped';
 export * from './wait-for';
+export * from './sidecar-sets-yaml';

@@ -4,10 +4,10 @@
 // bench's pinning.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { makeServingCert, shippedEnv } from '@outrigger/testkit';
+import { makeServingCert, shippedEnv, sidecarSetsYaml } from '@outrigger/testkit';
 import type { Pinning } from './cpu-pinning';
 
 const ROOT = join(__dirname, '..', '..', '..');
@@ -75,6 +75,17 @@ export function webhookServer(certificate: Certificate, name = 'webhook', bin?: 
     '--shutdown-delay-seconds', '0',
   ];
   return { name, args, env: webhookEnv() };
+}
+
+/**
+ * The standalone webhook configured with `total` sidecar sets, the proxy's among them, of which
+ * `matching` select every pod (sidecarSetsYaml).
+ */
+export function webhookWithSets(certificate: Certificate, total: number, matching: number): Server {
+  const file = join(mkdtempSync(join(tmpdir(), 'outrigger-bench-sets-')), 'config.yaml');
+  writeFileSync(file, sidecarSetsYaml(total, matching));
+  const base = webhookServer(certificate, `webhook, ${total} sets (${matching} matching)`);
+  return { ...base, args: [...base.args, '--config-file', file] };
 }
 
 /** Starts a server where the pinning puts servers; resolves once it says where it listens. */

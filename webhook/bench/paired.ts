@@ -9,7 +9,8 @@
 //
 // `make bench-webhook` runs it for the bare server and the webhook. On its own, to compare two
 // builds: `node webhook/dist/bench/paired.js SPEC SPEC`, where a SPEC is `bare`, `webhook`,
-// `bare=SCRIPT` or `webhook=BIN` (another build's outrigger-webhook.js); `bare webhook` without.
+// `bare=SCRIPT`, `webhook=BIN` (another build's outrigger-webhook.js) or `webhook-sets=T/M` (the
+// webhook with T sidecar sets, M of them matching every pod); `bare webhook` without.
 
 import { CORPUS_DIR, median } from '@outrigger/testkit';
 import {
@@ -19,11 +20,12 @@ import {
   start,
   stop,
   webhookServer,
+  webhookWithSets,
   type Server,
   type Target,
 } from './bench-servers';
 import { saturate } from './admission-load';
-import { pinLoadGenerator } from './cpu-pinning';
+import { pinLoadGenerator, type Pinning } from './cpu-pinning';
 import { corpusBodies, realisticBodies } from './workloads';
 
 export interface PairedOptions {
@@ -57,6 +59,31 @@ export async function measurePaired(
     });
   }
   return micros;
+}
+
+/** What servers measured at once run on. */
+export interface PairedRun {
+  ca: string;
+  bodies: string[];
+  pinning: Pinning;
+  options: PairedOptions;
+}
+
+/** Starts two servers where the pinning puts servers, measures them at once, and stops them. */
+export async function pairedServers(
+  servers: readonly Server[],
+  run: PairedRun,
+): Promise<{ names: [string, string]; micros: Paired }> {
+  const targets: Target[] = [];
+  try {
+    for (const s of servers) targets.push(await start(s, run.pinning));
+    const [first, second] = targets;
+    if (!first || !second) throw new Error('a server did not start');
+    const micros = await measurePaired([first, second], run.ca, run.bodies, run.options);
+    return { names: [first.name, second.name], micros };
+  } finally {
+    await Promise.all(targets.map(stop));
+  }
 }
 
 /** The second server's CPU a request over the first's, round by round. */
@@ -104,7 +131,11 @@ function serverOf(
   const name = `${spec} (${index + 1})`;
   if (kind === 'bare') return bareServer(certificate, name, path);
   if (kind === 'webhook') return webhookServer(certificate, name, path);
-  throw new Error(`a server is bare, webhook, bare=SCRIPT or webhook=BIN; got ${spec}`);
+  const sets = kind === 'webhook-sets' ? /^(\d+)\/(\d+)$/.exec(path ?? '') : null;
+  if (sets) return webhookWithSets(certificate, Number(sets[1]), Number(sets[2]));
+  throw new Error(
+    `a server is bare, webhook, bare=SCRIPT, webhook=BIN or webhook-sets=TOTAL/MATCHING; got ${spec}`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -121,16 +152,9 @@ async function main(): Promise<void> {
     `paired: Node ${process.version}, ${options.rounds} rounds of ${options.requests} requests each (BENCH_CORPUS, BENCH_OWNERS: which), at once, after ${options.warmUp} of warm-up; CPUs: ${pinning.description}`,
   );
   const servers = [serverOf(a, 0, certificate), serverOf(b, 1, certificate)];
-  const targets: Target[] = [];
-  try {
-    for (const s of servers) targets.push(await start(s, pinning));
-    const [first, second] = targets;
-    if (!first || !second) throw new Error('a server did not start');
-    const micros = await measurePaired([first, second], certificate.ca, workload(), options);
-    for (const line of pairedReport([first.name, second.name], micros)) console.log(line);
-  } finally {
-    await Promise.all(targets.map(stop));
-  }
+  const run = { ca: certificate.ca, bodies: workload(), pinning, options };
+  const { names, micros } = await pairedServers(servers, run);
+  for (const line of pairedReport(names, micros)) console.log(line);
 }
 
 if (require.main === module)

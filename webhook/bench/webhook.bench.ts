@@ -17,11 +17,12 @@ import {
   start,
   stop,
   webhookServer,
+  webhookWithSets,
   type Server,
   type Target,
 } from './bench-servers';
 import { pinLoadGenerator, type Pinning } from './cpu-pinning';
-import { measurePaired, pairedReport, throughputRatio } from './paired';
+import { pairedReport, pairedServers, throughputRatio, type Paired } from './paired';
 import { averageBytes, corpusBodies, realisticBodies, type Workload } from './workloads';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -182,32 +183,63 @@ async function main(): Promise<void> {
   report(rounds, floors, workloads);
   // And pods each of an owner of its own: the webhook builds a patch once per owner and shape.
   const owners = realisticBodies({ count: PAIRED_OWNERS, owners: true });
-  for (const w of [...workloads, owners]) await paired(list, ca, w, pinning);
+  for (const w of [...workloads, owners]) await paired(list, { ca, w, pinning });
+  // What sidecar sets cost an admission: the webhook with sets against the webhook alone.
+  const [realistic] = workloads;
+  const webhook = list[1];
+  if (realistic && webhook)
+    for (const [total, matching] of SET_SHAPES)
+      await pairedSets([webhook, webhookWithSets(certificate, total, matching)], {
+        ca,
+        w: realistic,
+        pinning,
+      });
 }
+
+/** What a paired phase runs on: the CA the servers' certificate has, the bodies, the CPUs. */
+interface PairedRun {
+  ca: string;
+  w: Workload;
+  pinning: Pinning;
+}
+
+const atOnce = async (servers: readonly Server[], run: PairedRun): Promise<Paired> => {
+  const options = { rounds: PAIRED_ROUNDS, requests: PAIRED_REQUESTS, warmUp: WARM_UP_REQUESTS };
+  return (await pairedServers(servers, { ...run, bodies: run.w.bodies, options })).micros;
+};
 
 /**
  * The throughput ratio target (a) is judged by: both servers loaded at once on the same CPU,
  * where the machine's changes of speed cannot favour one of them (paired.ts).
  */
-async function paired(list: Server[], ca: string, w: Workload, pinning: Pinning): Promise<void> {
-  const targets: Target[] = [];
-  try {
-    for (const s of list) targets.push(await start(s, pinning));
-    const [bare, webhook] = targets;
-    if (!bare || !webhook) throw new Error('a server did not start');
-    const options = { rounds: PAIRED_ROUNDS, requests: PAIRED_REQUESTS, warmUp: WARM_UP_REQUESTS };
-    const micros = await measurePaired([bare, webhook], ca, w.bodies, options);
-    console.log(
-      `\n${w.name}, both servers at once on one CPU: ${PAIRED_ROUNDS} rounds of ${PAIRED_REQUESTS} requests each`,
-    );
-    for (const line of pairedReport(['bare', 'webhook'], micros)) console.log(line);
-    const ratio = throughputRatio(micros);
-    console.log(
-      `  throughput ratio webhook/bare, at once ${ratio.toFixed(2)}x: target >= 0.8x ${ratio >= 0.8 ? 'met' : 'NOT met'}`,
-    );
-  } finally {
-    await Promise.all(targets.map(stop));
-  }
+async function paired(list: Server[], run: PairedRun): Promise<void> {
+  const micros = await atOnce(list, run);
+  console.log(
+    `\n${run.w.name}, both servers at once on one CPU: ${PAIRED_ROUNDS} rounds of ${PAIRED_REQUESTS} requests each`,
+  );
+  for (const line of pairedReport(['bare', 'webhook'], micros)) console.log(line);
+  const ratio = throughputRatio(micros);
+  console.log(
+    `  throughput ratio webhook/bare, at once ${ratio.toFixed(2)}x: target >= 0.8x ${ratio >= 0.8 ? 'met' : 'NOT met'}`,
+  );
+}
+
+/** Sidecar sets measured: how many there are (the proxy's among them), and how many match. */
+const SET_SHAPES: [total: number, matching: number][] = [
+  [5, 1],
+  [20, 1],
+  [5, 5],
+  [20, 5],
+];
+
+/** The webhook with sidecar sets against the webhook with the proxy alone, at once. */
+async function pairedSets(
+  servers: [alone: Server, withSets: Server],
+  run: PairedRun,
+): Promise<void> {
+  const micros = await atOnce(servers, run);
+  console.log(`\n${run.w.name}, ${servers[1].name} against the proxy alone, at once on one CPU`);
+  for (const line of pairedReport(['proxy alone', servers[1].name], micros)) console.log(line);
 }
 
 function envLine(env: NodeJS.ProcessEnv): string {

@@ -97,20 +97,7 @@ export class WebhookMetrics {
       registers,
     });
     this.pinnedAdmissions = pinnedCounter(registers);
-    const setCounts = this.setCounts;
-    this.setInjections = new Counter({
-      name: 'outrigger_webhook_set_injections_total',
-      help: 'Pods injected, by sidecar set (proxy is the default set): a pod counts once for every set it was given.',
-      labelNames: ['set'],
-      registers,
-      collect(this: Counter<'set'>) {
-        for (const [set, count] of setCounts) {
-          if (count.n === 0) continue;
-          this.inc({ set }, count.n);
-          count.n = 0;
-        }
-      },
-    });
+    this.setInjections = setCounter(registers, this.setCounts);
     this.connectionsRefused = connectionCounter(registers);
   }
 
@@ -197,6 +184,23 @@ export class InFlight {
   dec(): void {
     this.n--;
   }
+}
+
+function setCounter(registers: Registry[], counts: Map<string, { n: number }>): Counter<'set'> {
+  return new Counter({
+    name: 'outrigger_webhook_set_injections_total',
+    help: 'Pods injected, by sidecar set (proxy is the default set): a pod counts once for every set it was given.',
+    labelNames: ['set'],
+    registers,
+    // Adds what countSets() counted since the last scrape.
+    collect(this: Counter<'set'>) {
+      for (const [set, count] of counts) {
+        if (count.n === 0) continue;
+        this.inc({ set }, count.n);
+        count.n = 0;
+      }
+    },
+  });
 }
 
 function pinnedCounter(registers: Registry[]): Counter<'rule'> {

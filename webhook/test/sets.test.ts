@@ -48,8 +48,12 @@ describe('the webhook with several sidecar sets', () => {
   it('admits a pod with every set in one patch, and admits the result unchanged', () => {
     const first = admitPod(parseReview(admissionReview(pod)), state);
     expect(first.result).toEqual({ outcome: 'injected', reason: 'injected' });
-    const after = applyPatch(structuredClone(pod), decoded(first.response.patch), true, false)
-      .newDocument as PodLike;
+    const after = applyPatch(
+      structuredClone(pod),
+      decoded(first.response.patch),
+      true,
+      false,
+    ).newDocument;
     expect(after.spec?.initContainers?.map((c) => c.name)).toEqual([
       'outrigger-init',
       'outrigger-proxy',

@@ -7,33 +7,26 @@ import { decide, type Decision, type SkipReason } from './decide';
 import {
   deepFreeze,
   type Container,
-  type EnvVar,
   type NamespaceMeta,
   type PodLike,
   type ResourceRequirements,
 } from '../kubernetes/k8s';
 import { labelValue } from '../kubernetes/label';
-import {
-  ENV,
-  IDENTITY_MOUNT_PATH,
-  IDENTITY_VOLUME,
-  OWNER_KIND,
-  OWNER_NAME,
-  REVISION,
-  SKIPPED,
-  STATUS,
-} from '../names';
+import { IDENTITY_VOLUME, OWNER_KIND, OWNER_NAME, REVISION, SKIPPED, STATUS } from '../names';
 import { resolveOwner, type Owner } from './owner';
 import { resolveOverrides, type Overrides } from './overrides';
-import { addToListEnds, addToMap, registerFragment, type AddOperation } from './patch';
+import { registerFragment, type AddOperation } from './patch';
+import { PROXY_INJECT_KEY, otherSets, setOptOut, type SetParts } from './set-injection';
 import {
-  PROXY_INJECT_KEY,
-  appliedSets,
-  matchSets,
-  setOptOut,
-  type SetParts,
-  type SetSkip,
-} from './set-injection';
+  NO_SPEC,
+  inAppliedOrder,
+  metadataOps,
+  setsOnlyPatch,
+  specOps,
+  withSetMarks,
+  type Contribution,
+} from './set-patch';
+import { initContainer, proxyContainer } from './proxy-containers';
 import { DEFAULT_SET, DEFAULT_SET_ORDER } from '../config/sidecar-set';
 import { proxyResources } from './proxy-resources';
 import { configRevision } from '../config/revision';
@@ -128,38 +121,15 @@ export function injectPod(input: InjectInput): InjectionResult {
   const proxy: Decision = proxyOff
     ? { inject: false, reason: 'opted-out', detail: proxyOff }
     : decision;
-  const sets = appliedSets(config);
-  const setsDecide = proxy.inject || proxyOff !== undefined || PROXY_ONLY_REASONS.has(proxy.reason);
-  const extras =
-    sets.length === 0 || !setsDecide
-      ? NO_SETS
-      : matchSets(sets, {
-          pod,
-          namespace: input.namespace,
-          owner,
-          nativeSidecarSupported: input.nativeSidecarSupported,
-        });
-  const setWarnings = extras.skipped.filter((k) => k.reason !== 'opted-out').map((k) => k.detail);
-  const allWarnings = setWarnings.length === 0 ? warnings : [...warnings, ...setWarnings];
-  if (!proxy.inject) {
-    if (extras.parts.length === 0)
-      return {
-        injected: false,
-        reason: proxy.reason,
-        detail: proxy.detail,
-        warnings: allWarnings,
-        owner,
-      };
-    return {
-      injected: true,
-      patch: setsOnlyPatch(pod, proxy.reason, extras.parts),
-      warnings: allWarnings,
-      owner,
-      native,
-      sets: extras.parts.map((p) => p.name),
-      proxySkipped: { reason: proxy.reason, detail: proxy.detail },
-    };
-  }
+  const extras = otherSets(config, proxy, proxyOff !== undefined, {
+    pod,
+    namespace: input.namespace,
+    owner,
+    nativeSidecarSupported: input.nativeSidecarSupported,
+  });
+  const allWarnings = extras.warnings.length === 0 ? warnings : [...warnings, ...extras.warnings];
+  if (!proxy.inject)
+    return withoutProxy(pod, proxy, extras.parts, { warnings: allWarnings, owner, native });
   const { resources, warnings: resourceWarnings } = proxyResources(config, values);
   const patch = buildPatch({
     pod,
@@ -176,34 +146,30 @@ export function injectPod(input: InjectInput): InjectionResult {
     warnings: resourceWarnings.length === 0 ? allWarnings : [...allWarnings, ...resourceWarnings],
     owner,
     native,
-    sets: appliedOrder(extras.parts).map((p) => p.name),
+    sets: inAppliedOrder(PROXY_PLACE, extras.parts).map((p) => p.name),
   };
 }
 
-/**
- * Skips that are the proxy's alone: the other sets still decide for themselves. Not `opted-out`:
- * decide's is the pod-wide opt-out (the proxy's own is its set's, proxyOff).
- */
-const PROXY_ONLY_REASONS: ReadonlySet<SkipReason> = new Set<SkipReason>([
-  'host-network',
-  'already-injected',
-  'other-mesh-sidecar',
-  'name-collision',
-  'job-without-native-sidecar',
-]);
+/** Where the proxy goes among the sets. */
+const PROXY_PLACE = { name: DEFAULT_SET, order: DEFAULT_SET_ORDER };
 
-const NO_SETS: { parts: SetParts[]; skipped: SetSkip[] } = Object.freeze({
-  parts: [],
-  skipped: [],
-}) as never;
-
-/** The sets' names with the proxy in its place among them (its order is DEFAULT_SET_ORDER). */
-function appliedOrder(parts: readonly SetParts[]): { name: string }[] {
-  const at = parts.findIndex(
-    (p) => p.order > DEFAULT_SET_ORDER || (p.order === DEFAULT_SET_ORDER && p.name > DEFAULT_SET),
-  );
-  const i = at === -1 ? parts.length : at;
-  return [...parts.slice(0, i), { name: DEFAULT_SET }, ...parts.slice(i)];
+/** A pod the proxy skips: the other sets' patch with the proxy's skip mark, or the skip. */
+function withoutProxy(
+  pod: PodLike,
+  proxy: Extract<Decision, { inject: false }>,
+  parts: readonly SetParts[],
+  base: { warnings: string[]; owner: Owner; native: boolean },
+): InjectionResult {
+  const { reason, detail } = proxy;
+  if (parts.length === 0)
+    return { injected: false, reason, detail, warnings: base.warnings, owner: base.owner };
+  return {
+    injected: true,
+    patch: setsOnlyPatch(pod, reason, parts),
+    ...base,
+    sets: parts.map((p) => p.name),
+    proxySkipped: { reason, detail },
+  };
 }
 
 interface Build {
@@ -273,8 +239,6 @@ function buildPatch(build: Build): readonly AddOperation[] {
   return shared;
 }
 
-const NO_SPEC: NonNullable<PodLike['spec']> = { containers: [] };
-
 /** Whether addToMap and addToList create the map or list whole. */
 const absent = (value: unknown): string => (value === undefined || value === null ? '1' : '0');
 /** Whether newPatch adds one of our annotations: only where the pod has no value, not even null. */
@@ -333,82 +297,6 @@ function newPatch(build: Build, parts: SidecarParts): AddOperation[] {
       withSetMarks(annotations, build.extras, 'annotations'),
     ),
     ...specOps(spec, inAppliedOrder(proxy, build.extras)),
-  ];
-}
-
-/** What one set, the proxy's among them, puts into the pod's lists. */
-interface Contribution {
-  order: number;
-  name: string;
-  position: 'before-app' | 'after-app';
-  initContainers: readonly Container[];
-  containers: readonly Container[];
-  volumes: readonly { name: string }[];
-}
-
-function inAppliedOrder(proxy: Contribution, extras: readonly SetParts[]): readonly Contribution[] {
-  if (extras.length === 0) return [proxy];
-  const at = extras.findIndex(
-    (p) => p.order > proxy.order || (p.order === proxy.order && p.name > proxy.name),
-  );
-  const i = at === -1 ? extras.length : at;
-  return [...extras.slice(0, i), proxy, ...extras.slice(i)];
-}
-
-function withSetMarks(
-  base: Record<string, string>,
-  extras: readonly SetParts[],
-  field: 'labels' | 'annotations',
-): Record<string, string> {
-  if (extras.length === 0) return base;
-  const out = { ...base };
-  for (const e of extras) Object.assign(out, e[field]);
-  return out;
-}
-
-/**
- * The list operations of every set in one pass: before-app sets at the front of each list, in
- * applied order, after-app sets at the back, and a volume two sets share (equal, as the
- * configuration's check makes sure) added once.
- */
-function specOps(
-  spec: NonNullable<PodLike['spec']>,
-  sets: readonly Contribution[],
-): AddOperation[] {
-  const front = { init: [] as Container[], main: [] as Container[] };
-  const back = { init: [] as Container[], main: [] as Container[] };
-  const volumes: { name: string }[] = [];
-  const volumeNames = new Set<string>();
-  for (const set of sets) {
-    const to = set.position === 'before-app' ? front : back;
-    to.init.push(...set.initContainers);
-    to.main.push(...set.containers);
-    for (const v of set.volumes)
-      if (!volumeNames.has(v.name)) {
-        volumeNames.add(v.name);
-        volumes.push(v);
-      }
-  }
-  return [
-    ...addToListEnds(['spec', 'initContainers'], spec.initContainers, front.init, back.init),
-    ...addToListEnds(['spec', 'containers'], spec.containers, front.main, back.main),
-    ...addToListEnds(['spec', 'volumes'], spec.volumes, [], volumes),
-  ];
-}
-
-/** The patch of a pod that gets other sets but not the proxy: their parts and the proxy's skip mark. */
-function setsOnlyPatch(
-  pod: PodLike,
-  reason: SkipReason,
-  extras: readonly SetParts[],
-): AddOperation[] {
-  return [
-    ...metadataOps(
-      pod,
-      withSetMarks(reason === 'already-injected' ? {} : { [SKIPPED]: reason }, extras, 'labels'),
-      withSetMarks({}, extras, 'annotations'),
-    ),
-    ...specOps(pod.spec ?? NO_SPEC, extras),
   ];
 }
 
@@ -475,97 +363,7 @@ function buildParts(build: Build): SidecarParts {
   return { initContainers, containers, status };
 }
 
-function metadataOps(
-  pod: PodLike,
-  labels: Record<string, string>,
-  annotations: Record<string, string>,
-): AddOperation[] {
-  const meta = pod.metadata;
-  if (meta === undefined || meta === null)
-    return [{ op: 'add', path: '/metadata', value: { labels, annotations } }];
-  return [
-    ...addToMap(['metadata', 'labels'], meta.labels, labels),
-    ...addToMap(['metadata', 'annotations'], meta.annotations, annotations),
-  ];
-}
-
 /** The patch that marks a pod the webhook saw but did not inject. */
 export function skipPatch(pod: PodLike, reason: SkipReason): AddOperation[] {
   return metadataOps(pod, { [SKIPPED]: reason }, {});
-}
-
-/** The proxy's environment; the pod-specific values come through the downward API. */
-function proxyEnv(build: Build): EnvVar[] {
-  const { config, revision } = build.snapshot;
-  const { ports } = config.proxy;
-  const fieldRef = (fieldPath: string) => ({ fieldRef: { fieldPath } });
-  return [
-    { name: ENV.podName, valueFrom: fieldRef('metadata.name') },
-    { name: ENV.podNamespace, valueFrom: fieldRef('metadata.namespace') },
-    { name: ENV.ownerKind, valueFrom: fieldRef(`metadata.annotations['${OWNER_KIND}']`) },
-    { name: ENV.ownerName, valueFrom: fieldRef(`metadata.annotations['${OWNER_NAME}']`) },
-    { name: ENV.revision, value: revision },
-    { name: ENV.logLevel, value: build.overrides['proxy-log-level'] ?? config.proxy.logLevel },
-    { name: ENV.inboundPort, value: String(ports.inbound) },
-    { name: ENV.outboundPort, value: String(ports.outbound) },
-    { name: ENV.adminPort, value: String(ports.admin) },
-    ...config.proxy.env,
-  ];
-}
-
-function proxyContainer(build: Build): Container {
-  const p = build.snapshot.config.proxy;
-  const c: Container = {
-    name: p.name,
-    image: build.overrides['proxy-image'] ?? p.image,
-    imagePullPolicy: p.imagePullPolicy,
-  };
-  if (p.args.length > 0) c.args = [...p.args];
-  c.ports = [
-    { name: 'outrigger-proxy', containerPort: p.ports.inbound, protocol: 'TCP' },
-    { name: 'outrigger-admin', containerPort: p.ports.admin, protocol: 'TCP' },
-  ];
-  c.env = proxyEnv(build);
-  c.resources = build.resources;
-  for (const probe of ['readinessProbe', 'livenessProbe', 'startupProbe'] as const) {
-    if (p[probe]) c[probe] = p[probe];
-  }
-  c.securityContext = { ...p.securityContext, runAsUser: p.uid };
-  c.volumeMounts = [{ name: IDENTITY_VOLUME, mountPath: IDENTITY_MOUNT_PATH }];
-  c.terminationMessagePolicy = 'FallbackToLogsOnError';
-  if (build.native) c.restartPolicy = 'Always';
-  return c;
-}
-
-function initContainer(build: Build): Container {
-  const { init, proxy } = build.snapshot.config;
-  const skipInbound = [
-    String(proxy.ports.admin),
-    ...init.skipInboundPorts,
-    ...(build.overrides['skip-inbound-ports'] ?? []),
-  ];
-  const skipOutbound = [
-    ...init.skipOutboundPorts,
-    ...(build.overrides['skip-outbound-ports'] ?? []),
-  ];
-  const args = [
-    '--proxy-uid',
-    String(proxy.uid),
-    '--inbound-port',
-    String(proxy.ports.inbound),
-    '--outbound-port',
-    String(proxy.ports.outbound),
-    '--skip-inbound-ports',
-    skipInbound.join(','),
-  ];
-  if (skipOutbound.length > 0) args.push('--skip-outbound-ports', skipOutbound.join(','));
-  return {
-    name: init.name,
-    image: init.image,
-    imagePullPolicy: init.imagePullPolicy,
-    args: [...args, ...init.args],
-    resources: init.resources,
-    securityContext: init.securityContext,
-    terminationMessagePolicy: 'FallbackToLogsOnError',
-  };
 }

@@ -16,7 +16,7 @@ import {
 } from '../kubernetes/k8s';
 import { compileSelector } from '../kubernetes/selector';
 import { DISABLED, setInjectKey, setRevisionLabel, setStatusAnnotation } from '../names';
-import { containerNames } from './decide';
+import { containerNames, type Decision, type SkipReason } from './decide';
 import { runsToCompletion, type Owner } from './owner';
 import { registerFragment } from './patch';
 
@@ -103,17 +103,15 @@ export interface SetMatchInput {
 
 /** Whether the set's selectors choose the pod; a namespace not known is taken to match. */
 function selects(a: AppliedSet, input: SetMatchInput): boolean {
-  const kinds = a.set.ownerKinds as readonly string[] | undefined;
+  const kinds: readonly string[] | undefined = a.set.ownerKinds;
   if (kinds && !kinds.includes(input.owner.kind)) return false;
   if (!a.selectsPod(input.pod.metadata?.labels)) return false;
   const ns = input.namespace;
   return ns === 'assume-enabled' || a.selectsNamespace(ns.labels);
 }
 
-const NONE: { parts: SetParts[]; skipped: SetSkip[] } = Object.freeze({
-  parts: [],
-  skipped: [],
-}) as never;
+/** No sets: shared, never changed. */
+const NONE: { parts: SetParts[]; skipped: SetSkip[] } = { parts: [], skipped: [] };
 
 /** The set's names the pod uses already, or undefined (the common case: no allocation). */
 function takenNames(
@@ -141,45 +139,62 @@ export function matchSets(
 ): { parts: SetParts[]; skipped: SetSkip[] } {
   let parts: SetParts[] | undefined;
   let skipped: SetSkip[] | undefined;
-  let podNames: Set<string> | undefined;
-  let podVolumes: Set<string> | undefined;
+  const names = new PodNames(input.pod);
   for (const a of sets) {
     if (!selects(a, input)) continue;
     parts ??= [];
     skipped ??= [];
-    const { set } = a;
-    const off = setOptOut(a.injectKey, input.pod, input.namespace);
-    if (off) {
-      skipped.push({ set: set.name, reason: 'opted-out', detail: off });
-      continue;
-    }
-    podNames ??= containerNames(input.pod);
-    podVolumes ??= new Set((input.pod.spec?.volumes ?? []).map((v) => v.name));
-    const taken = takenNames(a, podNames, podVolumes);
-    if (taken) {
-      const carried =
-        input.pod.metadata?.labels?.[a.revisionLabel] !== undefined &&
-        a.containerNames.every((n) => podNames?.has(n));
-      if (!carried)
-        skipped.push({
-          set: set.name,
-          reason: 'name-collision',
-          detail: `set ${set.name} not added: the pod already has ${taken.join(', ')}; rename it or opt the pod out with ${a.injectKey}=${DISABLED}`,
-        });
-      continue;
-    }
-    const native = nativeFor(set, input.nativeSidecarSupported);
-    if (!native && set.containers.length > 0 && completes(input.pod, input.owner)) {
-      skipped.push({
-        set: set.name,
-        reason: 'job-without-native-sidecar',
-        detail: `set ${set.name} not added: its classic sidecars would keep the ${input.owner.kind} from completing; enable native sidecars`,
-      });
-      continue;
-    }
-    parts.push(setParts(a, native));
+    const native = nativeFor(a.set, input.nativeSidecarSupported);
+    const skip = skipOf(a, input, names, native);
+    if (skip === undefined) parts.push(setParts(a, native));
+    else if (skip !== 'carried') skipped.push(skip);
   }
   return parts && skipped ? { parts, skipped } : NONE;
+}
+
+/** The names of a pod's containers and volumes, read the first time a set asks. */
+class PodNames {
+  private c: Set<string> | undefined;
+  private v: Set<string> | undefined;
+  constructor(private readonly pod: PodLike) {}
+  get containers(): Set<string> {
+    return (this.c ??= containerNames(this.pod));
+  }
+  get volumes(): Set<string> {
+    return (this.v ??= new Set((this.pod.spec?.volumes ?? []).map((v) => v.name)));
+  }
+}
+
+/** Why a set that selects the pod is not added, `carried` when the pod has it already. */
+function skipOf(
+  a: AppliedSet,
+  input: SetMatchInput,
+  names: PodNames,
+  native: boolean,
+): SetSkip | 'carried' | undefined {
+  const { name } = a.set;
+  const off = setOptOut(a.injectKey, input.pod, input.namespace);
+  if (off) return { set: name, reason: 'opted-out', detail: off };
+  const taken = takenNames(a, names.containers, names.volumes);
+  if (taken) {
+    const carried =
+      input.pod.metadata?.labels?.[a.revisionLabel] !== undefined &&
+      a.containerNames.every((n) => names.containers.has(n));
+    return carried
+      ? 'carried'
+      : {
+          set: name,
+          reason: 'name-collision',
+          detail: `set ${name} not added: the pod already has ${taken.join(', ')}; rename it or opt the pod out with ${a.injectKey}=${DISABLED}`,
+        };
+  }
+  if (!native && a.set.containers.length > 0 && completes(input.pod, input.owner))
+    return {
+      set: name,
+      reason: 'job-without-native-sidecar',
+      detail: `set ${name} not added: its classic sidecars would keep the ${input.owner.kind} from completing; enable native sidecars`,
+    };
+  return undefined;
 }
 
 function completes(pod: PodLike, owner: Owner): boolean {
@@ -226,4 +241,38 @@ function buildSetParts({ set, revision }: AppliedSet, native: boolean): SetParts
     labels: Object.freeze({ [setRevisionLabel(set.name)]: revision }),
     annotations: Object.freeze({ [setStatusAnnotation(set.name)]: status }),
   });
+}
+
+/**
+ * Skips that are the proxy's alone: the other sets still decide for themselves. Not `opted-out`:
+ * decide's is the pod-wide opt-out (the proxy's own is its set's).
+ */
+const PROXY_ONLY_REASONS: ReadonlySet<SkipReason> = new Set<SkipReason>([
+  'host-network',
+  'already-injected',
+  'other-mesh-sidecar',
+  'name-collision',
+  'job-without-native-sidecar',
+]);
+
+const NO_WARNINGS: string[] = [];
+
+/**
+ * The sets other than the proxy a pod gets, given the proxy's decision (`proxyOptedOut`: the
+ * proxy's own set was opted out of), and the warnings for the ones it is selected by but cannot
+ * take. Opting out is the user's word and warns of nothing.
+ */
+export function otherSets(
+  config: Config,
+  proxy: Decision,
+  proxyOptedOut: boolean,
+  input: SetMatchInput,
+): { parts: readonly SetParts[]; warnings: string[] } {
+  const sets = appliedSets(config);
+  if (sets.length === 0) return { parts: NONE.parts, warnings: NO_WARNINGS };
+  if (!proxy.inject && !proxyOptedOut && !PROXY_ONLY_REASONS.has(proxy.reason))
+    return { parts: NONE.parts, warnings: NO_WARNINGS };
+  const { parts, skipped } = matchSets(sets, input);
+  const warnings = skipped.filter((k) => k.reason !== 'opted-out').map((k) => k.detail);
+  return { parts, warnings: warnings.length === 0 ? NO_WARNINGS : warnings };
 }

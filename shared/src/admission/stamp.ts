@@ -6,7 +6,7 @@ import type { KubeObject, PodLike } from '../kubernetes/k8s';
 import { isRecord } from '../kubernetes/k8s';
 import { CONFIG_REVISION, OWNER_KIND, OWNER_NAME, STAMPED } from '../names';
 import { addToMap, type AddOperation } from './patch';
-import { canonicalJson } from '../config/revision';
+import { canonicalJson } from '../config/canonical-json';
 
 /** The workloads the controller stamps and restarts. */
 export const STAMPED_KINDS = ['Deployment', 'StatefulSet', 'DaemonSet'] as const;

@@ -5,7 +5,8 @@
 // version is never offered, and so never displaces it.
 
 import type { Config } from './config';
-import { canonicalJson, configRevision } from './revision';
+import { canonicalJson } from './canonical-json';
+import { configRevision } from './revision';
 
 export interface ConfigInForce {
   config: Config;

@@ -9,7 +9,8 @@ import { readConfig, type Config } from './config';
 import { frozenSnapshot, type ConfigSnapshot } from '../admission/inject';
 import { isRecord } from '../kubernetes/k8s';
 import { formatTime, parseTime } from '../kubernetes/time';
-import { canonicalJson, contentRevision, revisionContent, type RevisionContent } from './revision';
+import { canonicalJson } from './canonical-json';
+import { contentRevision, revisionContent, type RevisionContent } from './revision';
 
 /** The history ConfigMap's name, beside the configuration's. */
 export const historyConfigMapName = (configMapName: string): string => `${configMapName}-history`;

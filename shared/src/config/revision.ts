@@ -3,20 +3,9 @@
 // the rollout never restarts the fleet.
 
 import { createHash } from 'node:crypto';
+import { canonicalJson } from './canonical-json';
 import type { Config } from './config';
 import type { SidecarSetConfig } from './sidecar-set';
-
-/** JSON with object keys sorted at every depth, so equal values always serialize equally. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
 
 export const REVISION_LENGTH = 10;
 
@@ -49,6 +38,14 @@ export function configRevision(config: Config): string {
  * changes which owners carry the set, not what their pods look like).
  */
 export function setRevision(set: SidecarSetConfig): string {
-  const { namespaceSelector: _ns, podSelector: _pods, ownerKinds: _kinds, ...content } = set;
-  return revisionHash(content);
+  const { name, order, containers, initContainers, volumes, nativeSidecar, position } = set;
+  return revisionHash({
+    name,
+    order,
+    containers,
+    initContainers,
+    volumes,
+    nativeSidecar,
+    position,
+  });
 }

@@ -7,7 +7,7 @@
 import type { Container, Volume } from '../kubernetes/k8s';
 import type { LabelSelector } from '../kubernetes/selector';
 import { IDENTITY_VOLUME } from '../names';
-import { canonicalJson } from './revision';
+import { canonicalJson } from './canonical-json';
 import type { Reader } from './schema';
 import { DEFAULT_SET, type SetOwnerKind, type SidecarSetConfig } from './sidecar-set';
 
@@ -181,26 +181,30 @@ interface KeyTerms {
 
 function terms(selectors: readonly (LabelSelector | undefined)[]): Map<string, KeyTerms> {
   const keys = new Map<string, KeyTerms>();
+  for (const s of selectors) if (s) addTerms(keys, s);
+  return keys;
+}
+
+function addTerms(keys: Map<string, KeyTerms>, selector: LabelSelector): void {
   const of = (key: string): KeyTerms => {
     let t = keys.get(key);
     if (!t) keys.set(key, (t = { present: false, absent: false, excluded: new Set() }));
     return t;
   };
-  const allow = (t: KeyTerms, values: readonly string[]) => {
-    t.present = true;
-    t.allowed = new Set(t.allowed ? values.filter((v) => t.allowed?.has(v)) : values);
-  };
-  for (const s of selectors) {
-    for (const [key, value] of Object.entries(s?.matchLabels ?? {})) allow(of(key), [value]);
-    for (const req of s?.matchExpressions ?? []) {
-      const t = of(req.key);
-      if (req.operator === 'In') allow(t, req.values ?? []);
-      else if (req.operator === 'NotIn') for (const v of req.values ?? []) t.excluded.add(v);
-      else if (req.operator === 'Exists') t.present = true;
-      else t.absent = true;
-    }
+  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) allow(of(key), [value]);
+  for (const req of selector.matchExpressions ?? []) {
+    const t = of(req.key);
+    if (req.operator === 'In') allow(t, req.values ?? []);
+    else if (req.operator === 'NotIn') for (const v of req.values ?? []) t.excluded.add(v);
+    else if (req.operator === 'Exists') t.present = true;
+    else t.absent = true;
   }
-  return keys;
+}
+
+/** The key must be there, with one of `values` (and one of those allowed before). */
+function allow(t: KeyTerms, values: readonly string[]): void {
+  t.present = true;
+  t.allowed = new Set(t.allowed ? values.filter((v) => t.allowed?.has(v)) : values);
 }
 
 /**

@@ -1,0 +1,105 @@
+// The pod's patch for every set it gets, the proxy's among them, in one pass: the sets' labels
+// and annotations, and their containers, init containers and volumes placed in applied order
+// (before-app sets at the front of each list, after-app ones at the back).
+
+import type { Container, PodLike } from '../kubernetes/k8s';
+import { SKIPPED } from '../names';
+import type { SkipReason } from './decide';
+import { addToListEnds, addToMap, type AddOperation } from './patch';
+import type { SetParts } from './set-injection';
+
+/** A pod without a spec, read as one. */
+export const NO_SPEC: NonNullable<PodLike['spec']> = { containers: [] };
+
+/** What one set, the proxy's among them, puts into the pod's lists. */
+export interface Contribution {
+  order: number;
+  name: string;
+  position: 'before-app' | 'after-app';
+  initContainers: readonly Container[];
+  containers: readonly Container[];
+  volumes: readonly { name: string }[];
+}
+
+export function inAppliedOrder<
+  P extends { order: number; name: string },
+  S extends { order: number; name: string },
+>(proxy: P, extras: readonly S[]): readonly (P | S)[] {
+  if (extras.length === 0) return [proxy];
+  const at = extras.findIndex(
+    (p) => p.order > proxy.order || (p.order === proxy.order && p.name > proxy.name),
+  );
+  const i = at === -1 ? extras.length : at;
+  return [...extras.slice(0, i), proxy, ...extras.slice(i)];
+}
+
+export function withSetMarks(
+  base: Record<string, string>,
+  extras: readonly SetParts[],
+  field: 'labels' | 'annotations',
+): Record<string, string> {
+  if (extras.length === 0) return base;
+  const out = { ...base };
+  for (const e of extras) Object.assign(out, e[field]);
+  return out;
+}
+
+/**
+ * The list operations of every set in one pass: before-app sets at the front of each list, in
+ * applied order, after-app sets at the back, and a volume two sets share (equal, as the
+ * configuration's check makes sure) added once.
+ */
+export function specOps(
+  spec: NonNullable<PodLike['spec']>,
+  sets: readonly Contribution[],
+): AddOperation[] {
+  const front = { init: [] as Container[], main: [] as Container[] };
+  const back = { init: [] as Container[], main: [] as Container[] };
+  const volumes: { name: string }[] = [];
+  const volumeNames = new Set<string>();
+  for (const set of sets) {
+    const to = set.position === 'before-app' ? front : back;
+    to.init.push(...set.initContainers);
+    to.main.push(...set.containers);
+    for (const v of set.volumes)
+      if (!volumeNames.has(v.name)) {
+        volumeNames.add(v.name);
+        volumes.push(v);
+      }
+  }
+  return [
+    ...addToListEnds(['spec', 'initContainers'], spec.initContainers, front.init, back.init),
+    ...addToListEnds(['spec', 'containers'], spec.containers, front.main, back.main),
+    ...addToListEnds(['spec', 'volumes'], spec.volumes, [], volumes),
+  ];
+}
+
+/** The patch of a pod that gets other sets but not the proxy: their parts and the proxy's skip mark. */
+export function setsOnlyPatch(
+  pod: PodLike,
+  reason: SkipReason,
+  extras: readonly SetParts[],
+): AddOperation[] {
+  return [
+    ...metadataOps(
+      pod,
+      withSetMarks(reason === 'already-injected' ? {} : { [SKIPPED]: reason }, extras, 'labels'),
+      withSetMarks({}, extras, 'annotations'),
+    ),
+    ...specOps(pod.spec ?? NO_SPEC, extras),
+  ];
+}
+
+export function metadataOps(
+  pod: PodLike,
+  labels: Record<string, string>,
+  annotations: Record<string, string>,
+): AddOperation[] {
+  const meta = pod.metadata;
+  if (meta === undefined || meta === null)
+    return [{ op: 'add', path: '/metadata', value: { labels, annotations } }];
+  return [
+    ...addToMap(['metadata', 'labels'], meta.labels, labels),
+    ...addToMap(['metadata', 'annotations'], meta.annotations, annotations),
+  ];
+}
