@@ -59,9 +59,10 @@ describe('the Grafana dashboard', () => {
     ]);
   });
 
-  it('shows admissions, latency, waves, stalls, heals and certificate expiry', () => {
+  it('shows admissions, latency, sidecar sets, waves, stalls, heals and certificate expiry', () => {
     for (const metric of [
       'outrigger_webhook_admissions_total',
+      'outrigger_webhook_set_injections_total',
       'outrigger_webhook_admission_duration_seconds_bucket',
       'outrigger_controller_owners',
       'outrigger_controller_wave_stage',

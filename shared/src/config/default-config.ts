@@ -112,4 +112,14 @@ rollout:
   history: 10                   # accepted configurations kept for pinned pods (2 to 50)
   windows: []                   # when restarts may start; empty: any time. For example:
   # - {days: [Sat, Sun], start: "01:00", end: "05:00", timeZone: Europe/Berlin}
+
+# Sidecar sets beside the proxy (the proxy and init above are the default set, "proxy"), each
+# with its own selectors and place in the pod; each has a revision of its own.
+sets: []
+  # - name: log-shipper
+  #   order: 100                # applied by order, then name; the proxy's is 0
+  #   position: before-app      # or after-app
+  #   podSelector: {matchLabels: {logs: "on"}}
+  #   containers: [{name: shipper, image: ghcr.io/acme/shipper:1.0}]
+  #   volumes: [{name: app-logs, emptyDir: {}}]
 `;
