@@ -226,3 +226,22 @@ describe('selectorsOverlap', () => {
     expect(selectorsOverlap(b, a)).toBe(expected);
   });
 });
+
+describe('bounds on sets', () => {
+  it('refuses more than 64 sets (before comparing their pairs), and more than 16 containers in one', () => {
+    const many = Array.from(
+      { length: 1000 },
+      (_, i) => `  - {name: s${i}, containers: [{name: c${i}, image: "ghcr.io/acme/c:1"}]}`,
+    ).join('\n');
+    expect(errorsOf(`sets:\n${many}\n`)).toEqual([
+      '.sets (line 2): at most 64 sets; got 1000 (merge sets that always go together)',
+    ]);
+    const wide = Array.from(
+      { length: 17 },
+      (_, i) => `{name: c${i}, image: "ghcr.io/acme/c:1"}`,
+    ).join(', ');
+    expect(errorsOf(`sets:\n  - {name: wide, containers: [${wide}]}\n`)).toEqual([
+      '.sets[0].containers (line 2): a set may add at most 16 containers; got 17',
+    ]);
+  });
+});

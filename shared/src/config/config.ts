@@ -12,7 +12,7 @@ import {
 import { labelSelector, type LabelSelector } from '../kubernetes/selector';
 import { maintenanceWindow, type MaintenanceWindow } from '../rollout/windows';
 import { checkSetConflicts } from './set-conflicts';
-import { sidecarSetSchema, type SidecarSetConfig } from './sidecar-set';
+import { MAX_SETS, sidecarSetSchema, type SidecarSetConfig } from './sidecar-set';
 import {
   Reader,
   bool,
@@ -354,6 +354,11 @@ function crossCheck(reader: Reader, config: Config | undefined): void {
     );
   requestsWithinLimits(reader, 'proxy', config.proxy.resources);
   requestsWithinLimits(reader, 'init', config.init.resources);
+  if (config.sets.length > MAX_SETS)
+    return void reader.fail(
+      ['sets'],
+      `at most ${MAX_SETS} sets; got ${config.sets.length} (merge sets that always go together)`,
+    );
   checkSetConflicts(
     reader,
     { proxyName: config.proxy.name, initName: config.init.name, ports: config.proxy.ports },

@@ -24,6 +24,13 @@ export const DEFAULT_SET = 'proxy';
 export const DEFAULT_SET_ORDER = 0;
 /** A set's order when it gives none. */
 export const SET_ORDER_DEFAULT = 100;
+/**
+ * Bounds on what a configuration may hold: the conflict check compares every pair of sets that
+ * can meet, and runs in the watch of both components, so a ConfigMap of thousands of sets must
+ * be refused, not checked for seconds.
+ */
+export const MAX_SETS = 64;
+export const MAX_SET_PARTS = 16;
 
 export const SET_POSITIONS = ['before-app', 'after-app'] as const;
 export type SetPosition = (typeof SET_POSITIONS)[number];
@@ -132,6 +139,12 @@ export const sidecarSetSchema: Field<SidecarSetConfig> = (r, v, p) => {
   if (set.name === undefined) return undefined;
   if (set.containers.length + set.initContainers.length === 0)
     r.fail(p, `set ${set.name} must add at least one container or init container`);
+  for (const field of ['containers', 'initContainers', 'volumes'] as const)
+    if (set[field].length > MAX_SET_PARTS)
+      r.fail(
+        [...p, field],
+        `a set may add at most ${MAX_SET_PARTS} ${field}; got ${set[field].length}`,
+      );
   if (set.ownerKinds?.length === 0)
     r.fail([...p, 'ownerKinds'], 'must name at least one kind, or be left out for every kind');
   return set;
