@@ -233,3 +233,71 @@ describe('several sidecar sets on one pod', () => {
     expect(JSON.stringify(without.patch)).not.toContain('sets.outrigger.dev');
   });
 });
+
+describe('sets where the pod and the configuration disagree', () => {
+  it('a set with a namespace selector is left out, with a warning, where the namespace is not known', () => {
+    const config = mustParseConfig(
+      [
+        'sets:',
+        '  - {name: dev-agent, namespaceSelector: {matchLabels: {env: dev}}, containers: [{name: agent, image: "ghcr.io/acme/a:1"}]}',
+        '  - {name: prod-agent, namespaceSelector: {matchLabels: {env: prod}}, containers: [{name: agent, image: "ghcr.io/acme/a:2"}]}',
+      ].join('\n'),
+    );
+    const snap = makeSnapshot(config);
+    const { result } = injected(pod(), { snapshot: snap, namespace: 'assume-enabled' });
+    expect(result.sets).toEqual(['proxy']);
+    expect(result.warnings).toEqual([
+      "set dev-agent not added: its namespaceSelector needs the labels of the pod's namespace, which are not known here",
+      "set prod-agent not added: its namespaceSelector needs the labels of the pod's namespace, which are not known here",
+    ]);
+    const dev = { name: 'shop', labels: { env: 'dev' }, annotations: { [INJECT]: 'enabled' } };
+    expect(injected(pod(), { snapshot: snap, namespace: dev }).result.sets).toEqual([
+      'proxy',
+      'dev-agent',
+    ]);
+  });
+
+  it('a set is left out of a pod whose pinned proxy takes its port, though the current one does not', () => {
+    const config = mustParseConfig(
+      [
+        'proxy: {ports: {admin: 4192}}',
+        'sets:',
+        '  - {name: stats, containers: [{name: stats, image: "ghcr.io/acme/s:1", ports: [{containerPort: 4191}]}]}',
+      ].join('\n'),
+    );
+    const pinned = makeSnapshot({
+      ...config,
+      proxy: { ...config.proxy, ports: { ...config.proxy.ports, admin: 4191 } },
+    });
+    const { result } = injected(pod(), { snapshot: pinned });
+    expect(result.sets).toEqual(['proxy']);
+    expect(result.warnings).toEqual([
+      'set stats not added: it would take the port 4191 of the proxy in this pod; give it names and ports of its own',
+    ]);
+    expect(injected(pod(), { snapshot: makeSnapshot(config) }).result.sets).toEqual([
+      'proxy',
+      'stats',
+    ]);
+  });
+
+  it("with a classic proxy, the sets' init containers run before the traffic is redirected", () => {
+    const { after } = injected(pod(), { nativeSidecarSupported: false });
+    expect(names(after.spec?.initContainers)).toEqual([
+      'fetch-secrets',
+      'outrigger-init',
+      'migrate',
+    ]);
+    // log-shipper (auto) is a classic sidecar here too, before the app: kubectl picks the app.
+    expect(names(after.spec?.containers)).toEqual(['outrigger-proxy', 'shipper', 'app']);
+    expect(after.metadata?.annotations?.['kubectl.kubernetes.io/default-container']).toBe('app');
+  });
+
+  it('a classic set before the app names the default container even beside a native proxy', () => {
+    const config = mustParseConfig(
+      'sets:\n  - {name: classic, nativeSidecar: "false", containers: [{name: c, image: "ghcr.io/acme/c:1"}]}\n',
+    );
+    const { after } = injected(pod(), { snapshot: makeSnapshot(config) });
+    expect(names(after.spec?.containers)).toEqual(['c', 'app']);
+    expect(after.metadata?.annotations?.['kubectl.kubernetes.io/default-container']).toBe('app');
+  });
+});

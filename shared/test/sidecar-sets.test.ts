@@ -147,13 +147,10 @@ describe('conflicts between sets', () => {
 
   it("a set may not take the proxy's names or ports", () => {
     expect(
-      errorsOf(
-        `sets:\n${agent('', 'outrigger-proxy', 4191, '{name: outrigger-identity, emptyDir: {}}')}\n`,
-      ),
+      errorsOf(`sets:\n${agent('', 'outrigger-proxy', 4191, '{name: scratch, emptyDir: {}}')}\n`),
     ).toEqual([
       '.sets[0].containers[0].name (line 4): sets proxy and agent can select the same pod, and both add a container named outrigger-proxy (.proxy.name): rename one, or give the sets selectors that cannot both match',
       ".sets[0].containers[0].ports[0].containerPort (line 4): sets proxy and agent can select the same pod, and both use port 4191 (proxy's container outrigger-proxy, .proxy.ports.admin): give agent's container outrigger-proxy another port, or give the sets selectors that cannot both match",
-      '.sets[0].volumes[0].name (line 5): sets proxy and agent can select the same pod, and both add a volume named outrigger-identity that is not the same volume (.proxy): make the two definitions equal to share it, or rename one',
     ]);
   });
 
@@ -243,5 +240,40 @@ describe('bounds on sets', () => {
     expect(errorsOf(`sets:\n  - {name: wide, containers: [${wide}]}\n`)).toEqual([
       '.sets[0].containers (line 2): a set may add at most 16 containers; got 17',
     ]);
+  });
+});
+
+describe('what a set may not be', () => {
+  it("refuses the proxy's volume, too many ports, a kind named twice, and selecting on labels injection adds", () => {
+    const ports = Array.from({ length: 17 }, (_, i) => `{containerPort: ${30000 + i}}`).join(', ');
+    expect(
+      errorsOf(
+        [
+          'sets:',
+          '  - name: a',
+          '    containers: [{name: a, image: "ghcr.io/acme/a:1"}]',
+          '    volumes: [{name: outrigger-identity, emptyDir: {}}]',
+          '  - name: b',
+          `    containers: [{name: b, image: "ghcr.io/acme/b:1", ports: [${ports}]}]`,
+          '    ownerKinds: [Job, Job]',
+          '    podSelector: {matchExpressions: [{key: a.sets.outrigger.dev/revision, operator: Exists}]}',
+        ].join('\n'),
+      ),
+    ).toEqual([
+      ".sets[0].volumes[0].name (line 4): outrigger-identity is the proxy's volume; give the set's its own name",
+      '.sets[1].containers[0].ports (line 6): a container of a set may declare at most 16 ports; got 17',
+      '.sets[1].ownerKinds (line 7): names a kind twice',
+      ".sets[1].podSelector (line 8): selects on a.sets.outrigger.dev/revision, a label injection itself adds: a second look at the pod would decide otherwise; select on the app's own labels",
+    ]);
+  });
+
+  it('lists at most 100 problems of one document, and counts the rest', () => {
+    const bad = Array.from(
+      { length: 150 },
+      (_, i) => `  - {name: Bad${i}, containers: [{name: c, image: "i:1"}]}`,
+    ).join('\n');
+    const errors = errorsOf(`sets:\n${bad}\n`);
+    expect(errors).toHaveLength(101);
+    expect(errors[100]).toBe('. (line 1): and 50 more problems, not listed: fix these first');
   });
 });

@@ -3,6 +3,7 @@
 
 import {
   CONFIG_REVISION,
+  REVISION,
   chooseRevision,
   injectPod,
   readStamp,
@@ -105,17 +106,20 @@ export function admitPod(
   // from one that escaped; except system namespaces, which are never mutated at all, pods the
   // webhook cannot make sense of, which are left exactly as they came, and pods injected
   // already, which carry their revision (a second pass changes nothing).
-  const unmarked =
-    result.reason === 'system-namespace' ||
-    result.reason === 'invalid-pod-spec' ||
-    result.reason === 'already-injected';
-  const mark = isRecord(pod.metadata) && !unmarked ? skipPatch(pod, result.reason) : [];
+  const mark =
+    isRecord(pod.metadata) && !unmarked(pod, result.reason) ? skipPatch(pod, result.reason) : [];
   return {
     response: allow(req.uid, mark, result.warnings),
     result: { outcome: 'skipped', reason: result.reason },
     owner,
   };
 }
+
+/** Skips that leave the pod as it came. */
+const unmarked = (pod: PodLike, reason: SkipReason): boolean =>
+  reason === 'system-namespace' ||
+  reason === 'invalid-pod-spec' ||
+  (reason === 'already-injected' && pod.metadata?.labels?.[REVISION] !== undefined);
 
 function injected(
   uid: string,

@@ -18,8 +18,10 @@ import { resolveOverrides, type Overrides } from './overrides';
 import { registerFragment, type AddOperation } from './patch';
 import { PROXY_INJECT_KEY, otherSets, setOptOut, type SetParts } from './set-injection';
 import {
+  DEFAULT_CONTAINER,
   NO_SPEC,
   inAppliedOrder,
+  takesFirstContainer,
   metadataOps,
   setsOnlyPatch,
   specOps,
@@ -75,8 +77,6 @@ export type InjectionResult =
       proxySkipped?: { reason: SkipReason; detail: string };
     }
   | { injected: false; reason: SkipReason; detail: string; warnings: string[]; owner: Owner };
-
-const DEFAULT_CONTAINER = 'kubectl.kubernetes.io/default-container';
 
 export function useNativeSidecar(
   config: Config,
@@ -239,6 +239,9 @@ function buildPatch(build: Build): readonly AddOperation[] {
   return shared;
 }
 
+/** Whether a classic container goes before the app's (the proxy's or a set's): the app's needs naming. */
+const namesFirst = (build: Build): boolean => !build.native || takesFirstContainer(build.extras);
+
 /** Whether addToMap and addToList create the map or list whole. */
 const absent = (value: unknown): string => (value === undefined || value === null ? '1' : '0');
 /** Whether newPatch adds one of our annotations: only where the pod has no value, not even null. */
@@ -250,7 +253,7 @@ function patchKey(partsKey: string, build: Build): string {
   const meta = pod.metadata;
   const spec = pod.spec ?? NO_SPEC;
   const annotations = meta?.annotations ?? {};
-  const first = build.native ? '' : String(spec.containers[0]?.name ?? '');
+  const first = namesFirst(build) ? String(spec.containers[0]?.name ?? '') : '';
   const flags =
     absent(meta) +
     absent(meta?.labels) +
@@ -275,7 +278,7 @@ function newPatch(build: Build, parts: SidecarParts): AddOperation[] {
   if (podAnnotations[OWNER_KIND] === undefined) annotations[OWNER_KIND] = build.owner.kind;
   if (podAnnotations[OWNER_NAME] === undefined) annotations[OWNER_NAME] = build.owner.name;
   const firstUserContainer = spec.containers[0]?.name;
-  if (!build.native && firstUserContainer && podAnnotations[DEFAULT_CONTAINER] === undefined)
+  if (namesFirst(build) && firstUserContainer && podAnnotations[DEFAULT_CONTAINER] === undefined)
     annotations[DEFAULT_CONTAINER] = firstUserContainer;
   const labels: Record<string, string> = {
     [REVISION]: build.snapshot.revision,
@@ -289,6 +292,7 @@ function newPatch(build: Build, parts: SidecarParts): AddOperation[] {
     initContainers: parts.initContainers,
     containers: parts.containers,
     volumes: PROXY_VOLUMES,
+    initLast: !build.native,
   };
   return [
     ...metadataOps(

@@ -8,6 +8,7 @@ import { setRevision } from '../config/revision';
 import { compareSets, DEFAULT_SET, type SidecarSetConfig } from '../config/sidecar-set';
 import {
   deepFreeze,
+  isRecord,
   type Container,
   type Labels,
   type NamespaceMeta,
@@ -30,6 +31,8 @@ export interface AppliedSet {
   /** The names of its containers, init containers included, and of its volumes. */
   readonly containerNames: readonly string[];
   readonly volumeNames: readonly string[];
+  /** The container ports its containers declare. */
+  readonly ports: readonly number[];
   /** Its selectors, compiled once: most sets do not match most pods. */
   readonly selectsPod: (labels: Labels | undefined) => boolean;
   readonly selectsNamespace: (labels: Labels | undefined) => boolean;
@@ -53,7 +56,7 @@ export interface SetParts {
 /** A set left out of a pod it selects, and why: told to the user as a warning. */
 export interface SetSkip {
   set: string;
-  reason: 'opted-out' | 'name-collision' | 'job-without-native-sidecar';
+  reason: 'opted-out' | 'name-collision' | 'job-without-native-sidecar' | 'namespace-unknown';
   detail: string;
 }
 
@@ -71,6 +74,9 @@ export function appliedSets(config: Config): readonly AppliedSet[] {
         revisionLabel: setRevisionLabel(set.name),
         containerNames: [...set.initContainers, ...set.containers].map((c) => c.name),
         volumeNames: set.volumes.map((v) => v.name),
+        ports: [...set.initContainers, ...set.containers].flatMap((c) =>
+          (c.ports ?? []).map((p) => p.containerPort),
+        ),
         selectsPod: compileSelector(set.podSelector),
         selectsNamespace: compileSelector(set.namespaceSelector),
       }),
@@ -99,15 +105,26 @@ export interface SetMatchInput {
   namespace: NamespaceMeta | 'assume-enabled';
   owner: Owner;
   nativeSidecarSupported: boolean;
+  /**
+   * The names and ports the proxy takes in this pod, when it is injected: those of the revision
+   * the pod gets, which may be a pinned one the configuration's check did not compare the sets
+   * with.
+   */
+  proxy?: { names: readonly string[]; ports: readonly number[] };
 }
 
-/** Whether the set's selectors choose the pod; a namespace not known is taken to match. */
-function selects(a: AppliedSet, input: SetMatchInput): boolean {
+/**
+ * Whether the set's selectors choose the pod. Where the namespace's labels are not known (manual
+ * injection, a standalone webhook, a namespace the webhook has not seen yet), a set with a
+ * namespace selector is not added: its conflicts were judged by that selector.
+ */
+function selects(a: AppliedSet, input: SetMatchInput): boolean | 'namespace-unknown' {
   const kinds: readonly string[] | undefined = a.set.ownerKinds;
   if (kinds && !kinds.includes(input.owner.kind)) return false;
   if (!a.selectsPod(input.pod.metadata?.labels)) return false;
   const ns = input.namespace;
-  return ns === 'assume-enabled' || a.selectsNamespace(ns.labels);
+  if (ns === 'assume-enabled') return a.set.namespaceSelector ? 'namespace-unknown' : true;
+  return a.selectsNamespace(ns.labels);
 }
 
 /** No sets: shared, never changed. */
@@ -140,16 +157,61 @@ export function matchSets(
   let parts: SetParts[] | undefined;
   let skipped: SetSkip[] | undefined;
   const names = new PodNames(input.pod);
+  let placed: Placed | undefined;
   for (const a of sets) {
-    if (!selects(a, input)) continue;
+    const selected = selects(a, input);
+    if (selected === false) continue;
     parts ??= [];
     skipped ??= [];
+    if (selected === 'namespace-unknown') {
+      skipped.push({
+        set: a.set.name,
+        reason: 'namespace-unknown',
+        detail: `set ${a.set.name} not added: its namespaceSelector needs the labels of the pod's namespace, which are not known here`,
+      });
+      continue;
+    }
     const native = nativeFor(a.set, input.nativeSidecarSupported);
-    const skip = skipOf(a, input, names, native);
-    if (skip === undefined) parts.push(setParts(a, native));
-    else if (skip !== 'carried') skipped.push(skip);
+    placed ??= new Placed(input.proxy);
+    const skip = skipOf(a, input, names, native) ?? placed.clash(a);
+    if (skip === undefined) {
+      parts.push(setParts(a, native));
+      placed.add(a);
+    } else if (skip !== 'carried') skipped.push(skip);
   }
   return parts && skipped ? { parts, skipped } : NONE;
+}
+
+/**
+ * The names and ports taken in this pass: the proxy's, then each set's as it is added. The
+ * configuration's check keeps sets that can meet apart; this keeps a pod valid whatever it was
+ * checked against (a pinned proxy, a namespace not known).
+ */
+class Placed {
+  private readonly names = new Map<string, string>();
+  private readonly ports = new Map<number, string>();
+  constructor(proxy: SetMatchInput['proxy']) {
+    for (const n of proxy?.names ?? []) this.names.set(n, 'the proxy');
+    for (const p of proxy?.ports ?? []) this.ports.set(p, 'the proxy');
+  }
+  clash(a: AppliedSet): SetSkip | undefined {
+    const name = a.containerNames.find((n) => this.names.has(n));
+    const port = a.ports.find((p) => this.ports.has(p));
+    if (name === undefined && port === undefined) return undefined;
+    const what =
+      name !== undefined
+        ? `container ${name} of ${this.names.get(name)}`
+        : `port ${port} of ${this.ports.get(port ?? 0)}`;
+    return {
+      set: a.set.name,
+      reason: 'name-collision',
+      detail: `set ${a.set.name} not added: it would take the ${what} in this pod; give it names and ports of its own`,
+    };
+  }
+  add(a: AppliedSet): void {
+    for (const n of a.containerNames) this.names.set(n, `set ${a.set.name}`);
+    for (const p of a.ports) this.ports.set(p, `set ${a.set.name}`);
+  }
 }
 
 /** The names of a pod's containers and volumes, read the first time a set asks. */
@@ -161,7 +223,10 @@ class PodNames {
     return (this.c ??= containerNames(this.pod));
   }
   get volumes(): Set<string> {
-    return (this.v ??= new Set((this.pod.spec?.volumes ?? []).map((v) => v.name)));
+    const volumes: unknown[] = this.pod.spec?.volumes ?? [];
+    return (this.v ??= new Set(
+      volumes.flatMap((v) => (isRecord(v) && typeof v.name === 'string' ? [v.name] : [])),
+    ));
   }
 }
 
@@ -257,6 +322,19 @@ const PROXY_ONLY_REASONS: ReadonlySet<SkipReason> = new Set<SkipReason>([
 
 const NO_WARNINGS: string[] = [];
 
+const taken = new WeakMap<Config, { names: readonly string[]; ports: readonly number[] }>();
+
+/** The names and ports the proxy of this configuration (a pinned one too) takes in a pod. */
+function proxyTaken(config: Config): { names: readonly string[]; ports: readonly number[] } {
+  let t = taken.get(config);
+  if (!t) {
+    const { inbound, outbound, admin } = config.proxy.ports;
+    t = { names: [config.proxy.name, config.init.name], ports: [inbound, outbound, admin] };
+    taken.set(config, t);
+  }
+  return t;
+}
+
 /**
  * The sets other than the proxy a pod gets, given the proxy's decision (`proxyOptedOut`: the
  * proxy's own set was opted out of), and the warnings for the ones it is selected by but cannot
@@ -272,7 +350,10 @@ export function otherSets(
   if (sets.length === 0) return { parts: NONE.parts, warnings: NO_WARNINGS };
   if (!proxy.inject && !proxyOptedOut && !PROXY_ONLY_REASONS.has(proxy.reason))
     return { parts: NONE.parts, warnings: NO_WARNINGS };
-  const { parts, skipped } = matchSets(sets, input);
+  const { parts, skipped } = matchSets(
+    sets,
+    proxy.inject ? { ...input, proxy: proxyTaken(config) } : input,
+  );
   const warnings = skipped.filter((k) => k.reason !== 'opted-out').map((k) => k.detail);
   return { parts, warnings: warnings.length === 0 ? NO_WARNINGS : warnings };
 }

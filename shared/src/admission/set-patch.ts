@@ -8,11 +8,24 @@ import type { SkipReason } from './decide';
 import { addToListEnds, addToMap, type AddOperation } from './patch';
 import type { SetParts } from './set-injection';
 
+/** Names the container `kubectl logs` and `kubectl exec` pick by default. */
+export const DEFAULT_CONTAINER = 'kubectl.kubernetes.io/default-container';
+
+/** Whether a set puts a classic container before the app's: the default container needs naming. */
+export const takesFirstContainer = (extras: readonly SetParts[]): boolean =>
+  extras.some((e) => e.position === 'before-app' && e.containers.length > 0);
+
 /** A pod without a spec, read as one. */
 export const NO_SPEC: NonNullable<PodLike['spec']> = { containers: [] };
 
 /** What one set, the proxy's among them, puts into the pod's lists. */
 export interface Contribution {
+  /**
+   * Its init containers go after every other before-app one: a classic proxy's traffic
+   * redirection, which would leave the init containers after it without a network until the
+   * proxy starts with the app's containers.
+   */
+  initLast?: boolean;
   order: number;
   name: string;
   position: 'before-app' | 'after-app';
@@ -55,11 +68,13 @@ export function specOps(
 ): AddOperation[] {
   const front = { init: [] as Container[], main: [] as Container[] };
   const back = { init: [] as Container[], main: [] as Container[] };
+  const late: Container[] = [];
   const volumes: { name: string }[] = [];
   const volumeNames = new Set<string>();
   for (const set of sets) {
     const to = set.position === 'before-app' ? front : back;
-    to.init.push(...set.initContainers);
+    if (set.initLast && set.position === 'before-app') late.push(...set.initContainers);
+    else to.init.push(...set.initContainers);
     to.main.push(...set.containers);
     for (const v of set.volumes)
       if (!volumeNames.has(v.name)) {
@@ -67,6 +82,7 @@ export function specOps(
         volumes.push(v);
       }
   }
+  if (late.length > 0) front.init.push(...late);
   return [
     ...addToListEnds(['spec', 'initContainers'], spec.initContainers, front.init, back.init),
     ...addToListEnds(['spec', 'containers'], spec.containers, front.main, back.main),
@@ -80,13 +96,22 @@ export function setsOnlyPatch(
   reason: SkipReason,
   extras: readonly SetParts[],
 ): AddOperation[] {
+  const spec = pod.spec ?? NO_SPEC;
+  const annotations = withSetMarks({}, extras, 'annotations');
+  const first = spec.containers[0]?.name;
+  if (
+    first &&
+    takesFirstContainer(extras) &&
+    pod.metadata?.annotations?.[DEFAULT_CONTAINER] === undefined
+  )
+    annotations[DEFAULT_CONTAINER] = first;
   return [
     ...metadataOps(
       pod,
       withSetMarks(reason === 'already-injected' ? {} : { [SKIPPED]: reason }, extras, 'labels'),
-      withSetMarks({}, extras, 'annotations'),
+      annotations,
     ),
-    ...specOps(pod.spec ?? NO_SPEC, extras),
+    ...specOps(spec, extras),
   ];
 }
 

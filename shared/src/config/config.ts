@@ -321,7 +321,15 @@ export function readConfig(value: unknown): ConfigResult {
   const config = configSchema(r, value, []);
   // Across fields only once each field read well: a section that failed is partly missing.
   if (r.issues.length === 0) crossCheck(r, config);
-  if (r.issues.length > 0 || !config) return { ok: false, errors: r.issues.map(toIssue) };
+  if (r.issues.length > 0 || !config) {
+    const errors = r.issues.map(toIssue);
+    if (r.dropped > 0)
+      errors.push({
+        path: '.',
+        message: `and ${r.dropped} more problems, not listed: fix these first`,
+      });
+    return { ok: false, errors };
+  }
   return { ok: true, config: withDerivedDefaults(config) };
 }
 

@@ -10,11 +10,17 @@ export interface SchemaIssue {
   message: string;
 }
 
+/** At most this many problems are kept of one document; the rest are only counted. */
+export const MAX_ISSUES = 100;
+
 export class Reader {
   readonly issues: SchemaIssue[] = [];
+  /** Problems past MAX_ISSUES: counted, not kept. */
+  dropped = 0;
 
   fail(path: (string | number)[], message: string): undefined {
-    this.issues.push({ path, message });
+    if (this.issues.length < MAX_ISSUES) this.issues.push({ path, message });
+    else this.dropped++;
     return undefined;
   }
 }

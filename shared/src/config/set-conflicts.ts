@@ -134,8 +134,11 @@ const where = (path: (string | number)[]): string =>
 function between(reader: Reader, a: SetFootprint, b: SetFootprint): void {
   const overlap = `sets ${a.name} and ${b.name} can select the same pod`;
   const fix = 'rename one, or give the sets selectors that cannot both match';
+  const containers = new Map(a.containers.map((x) => [x.name, x]));
+  const ports = new Map(a.ports.map((x) => [x.port, x]));
+  const volumes = new Map(a.volumes.map((x) => [x.name, x]));
   for (const c of b.containers) {
-    const other = a.containers.find((x) => x.name === c.name);
+    const other = containers.get(c.name);
     if (other)
       reader.fail(
         c.path,
@@ -143,7 +146,7 @@ function between(reader: Reader, a: SetFootprint, b: SetFootprint): void {
       );
   }
   for (const p of b.ports) {
-    const other = a.ports.find((x) => x.port === p.port);
+    const other = ports.get(p.port);
     if (other)
       reader.fail(
         p.path,
@@ -151,7 +154,7 @@ function between(reader: Reader, a: SetFootprint, b: SetFootprint): void {
       );
   }
   for (const v of b.volumes) {
-    const other = a.volumes.find((x) => x.name === v.name);
+    const other = volumes.get(v.name);
     if (other && other.json !== v.json)
       reader.fail(
         v.path,
@@ -162,8 +165,8 @@ function between(reader: Reader, a: SetFootprint, b: SetFootprint): void {
 
 /** Whether some pod can be selected by both sets. */
 export function setsMeet(a: SetFootprint, b: SetFootprint): boolean {
-  if (a.ownerKinds && b.ownerKinds && !a.ownerKinds.some((k) => b.ownerKinds?.includes(k)))
-    return false;
+  const kinds = b.ownerKinds ? new Set<string>(b.ownerKinds) : undefined;
+  if (a.ownerKinds && kinds && !a.ownerKinds.some((k) => kinds.has(k))) return false;
   return (
     selectorsOverlap(a.namespaceSelector, b.namespaceSelector) &&
     selectorsOverlap(a.podSelector, b.podSelector)

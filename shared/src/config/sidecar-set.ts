@@ -5,6 +5,7 @@
 // has them (.proxy, .init); the sets of `.sets` come after it.
 
 import { isRecord, type Container, type Volume } from '../kubernetes/k8s';
+import { IDENTITY_VOLUME } from '../names';
 import { labelSelector, type LabelSelector } from '../kubernetes/selector';
 import {
   describe,
@@ -16,6 +17,7 @@ import {
   str,
   struct,
   type Field,
+  type Reader,
 } from './schema';
 
 /** The name of the default set: the proxy and its init container. */
@@ -92,6 +94,11 @@ const container: Field<Container> = (r, v, p) => {
   if (v.ports !== undefined) {
     if (!Array.isArray(v.ports))
       r.fail([...p, 'ports'], `must be a list; got ${describe(v.ports)}`);
+    else if (v.ports.length > MAX_SET_PARTS)
+      r.fail(
+        [...p, 'ports'],
+        `a container of a set may declare at most ${MAX_SET_PARTS} ports; got ${v.ports.length}`,
+      );
     else
       v.ports.forEach((port: unknown, i) => {
         if (!isRecord(port)) r.fail([...p, 'ports', i], `must be a mapping; got ${describe(port)}`);
@@ -105,6 +112,11 @@ const container: Field<Container> = (r, v, p) => {
 const volume: Field<Volume> = (r, v, p) => {
   if (!isRecord(v)) return r.fail(p, `must be a volume (a mapping); got ${describe(v)}`);
   const name = dnsLabel(63)(r, v.name, [...p, 'name']);
+  if (name === IDENTITY_VOLUME)
+    return r.fail(
+      [...p, 'name'],
+      `${IDENTITY_VOLUME} is the proxy's volume; give the set's its own name`,
+    );
   if (Object.keys(v).length < 2)
     r.fail(p, 'must have a source beside its name, such as emptyDir: {} or configMap: {name: ...}');
   return name === undefined ? undefined : (v as Volume);
@@ -137,6 +149,13 @@ export const sidecarSetSchema: Field<SidecarSetConfig> = (r, v, p) => {
   if (isRecord(v) && (v.name === undefined || v.name === null))
     return r.fail([...p, 'name'], 'is required: every set has a name');
   if (set.name === undefined) return undefined;
+  checkParts(r, set, p);
+  checkSelectors(r, set, p);
+  return set;
+};
+
+/** What a set adds: something, and not more than the bounds. */
+function checkParts(r: Reader, set: SidecarSetConfig, p: (string | number)[]): void {
   if (set.containers.length + set.initContainers.length === 0)
     r.fail(p, `set ${set.name} must add at least one container or init container`);
   for (const field of ['containers', 'initContainers', 'volumes'] as const)
@@ -145,10 +164,32 @@ export const sidecarSetSchema: Field<SidecarSetConfig> = (r, v, p) => {
         [...p, field],
         `a set may add at most ${MAX_SET_PARTS} ${field}; got ${set[field].length}`,
       );
+}
+
+/** Which pods a set selects: kinds named once, and never by the labels injection adds. */
+function checkSelectors(r: Reader, set: SidecarSetConfig, p: (string | number)[]): void {
   if (set.ownerKinds?.length === 0)
     r.fail([...p, 'ownerKinds'], 'must name at least one kind, or be left out for every kind');
-  return set;
-};
+  if (set.ownerKinds && new Set(set.ownerKinds).size !== set.ownerKinds.length)
+    r.fail([...p, 'ownerKinds'], 'names a kind twice');
+  for (const key of selectorKeys(set.podSelector))
+    if (INJECTED_LABEL.test(key))
+      r.fail(
+        [...p, 'podSelector'],
+        `selects on ${key}, a label injection itself adds: a second look at the pod would decide otherwise; select on the app's own labels`,
+      );
+}
+
+/** The labels injection adds to a pod: a set may not select on them. */
+const INJECTED_LABEL =
+  /^(outrigger\.dev\/(revision|owner-kind|owner-name|skipped)|[a-z0-9-]+\.sets\.outrigger\.dev\/revision)$/;
+
+function selectorKeys(selector: LabelSelector | undefined): string[] {
+  return [
+    ...Object.keys(selector?.matchLabels ?? {}),
+    ...(selector?.matchExpressions ?? []).map((e) => e.key),
+  ];
+}
 
 /** Applied order: by order, then by name (the proxy's place is DEFAULT_SET_ORDER). */
 export function compareSets(
