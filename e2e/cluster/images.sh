@@ -3,6 +3,7 @@
 # as OCI archives that up.sh imports into the node's containerd (ctr -n k8s.io images import):
 #   localhost/outrigger/pause:1.0              the pod sandbox (e2e/pause/pause.c, static, FROM scratch)
 #   localhost/outrigger/demo-proxy:1.0         the injected sidecar's stand-in (e2e/demo-proxy)
+#   localhost/outrigger/log-shipper:1.0        a second sidecar set's stand-in (e2e/log-shipper)
 #   localhost/outrigger/coredns:<version>      the node's cluster DNS (COREDNS_VERSION in versions.env,
 #                                              built from its Go module, static, FROM scratch)
 #   localhost/outrigger/outrigger:<tag>        the repository's Dockerfile, unchanged
@@ -10,11 +11,11 @@
 # pulled when a registry answers, else made here: debootstrap bookworm (minbase) plus the
 # Node.js 24 of node_modules and the npm that runs `make setup`.
 #
-# Usage: images.sh [pause|demo-proxy|coredns|outrigger...]   (no names: all of them)
+# Usage: images.sh [pause|demo-proxy|log-shipper|coredns|outrigger...]   (no names: all of them)
 #
 # Output: ${OUTRIGGER_CACHE:-~/.cache/outrigger}/images/<name>.oci.tar and images/index, one
 # line per image: "<archive file name, relative to images/> <image reference>", in the order
-# pause, demo-proxy, coredns, outrigger; an image not named this time keeps its line from the
+# pause, demo-proxy, log-shipper, coredns, outrigger; an image not named this time keeps its line from the
 # previous run. An image's name is its reference's last path element. Stdout carries exactly
 # one line when outrigger is built, its reference, and nothing else; logs go to stderr.
 # <tag> is a hash of the build's inputs (the files the Dockerfile copies, the Dockerfile,
@@ -35,7 +36,7 @@ REPO="$(cd "${HERE}/../.." && pwd)"
 . "${HERE}/versions.env"
 export PATH="/usr/local/go/bin:${PATH}"
 
-ALL=(pause demo-proxy coredns outrigger)
+ALL=(pause demo-proxy log-shipper coredns outrigger)
 WANTED=("$@")
 ((${#WANTED[@]})) || WANTED=("${ALL[@]}")
 for n in "${WANTED[@]}"; do
@@ -54,6 +55,8 @@ DEBIAN_SUITE=bookworm
 PAUSE_REF="localhost/outrigger/pause:1.0"
 PROXY_REF="localhost/outrigger/demo-proxy:1.0"
 PROXY_UID=2102 # the injected proxy's default uid (proxy.uid in the configuration)
+SHIPPER_REF="localhost/outrigger/log-shipper:1.0"
+SHIPPER_UID=2103
 OUTRIGGER_REPO="localhost/outrigger/outrigger"
 HOST_CA=/etc/ssl/certs/ca-certificates.crt
 
@@ -321,6 +324,30 @@ build_proxy() {
   echo "${inputs}" >"${IMAGES_DIR}/${PROXY_ARCHIVE}.inputs"
 }
 
+# --- 3b. the log shipper, a second sidecar set ----------------------------------------------
+
+SHIPPER_SRC="${REPO}/e2e/log-shipper/log-shipper.mjs"
+SHIPPER_ARCHIVE="log-shipper-1.0.oci.tar"
+build_shipper() {
+  local inputs
+  inputs="$({ image_id "${BASE_REF}"; cat "${SHIPPER_SRC}" "${BASH_SOURCE[0]}"; } | hash_of)"
+  ENTRY[log-shipper]="${SHIPPER_ARCHIVE} ${SHIPPER_REF}"
+  if current "${SHIPPER_ARCHIVE}" "${inputs}" && [[ -n "$(image_id "${SHIPPER_REF}")" ]]; then
+    log "${SHIPPER_REF}: current"
+    return
+  fi
+  local c
+  new_container "${BASE_REF}"
+  c="${CTR}"
+  bh copy --quiet --chmod 0644 "${c}" "${SHIPPER_SRC}" /app/log-shipper.mjs >/dev/null
+  bh config --cmd '[]' "${c}"
+  bh config --workingdir /app --user "${SHIPPER_UID}:${SHIPPER_UID}" \
+    --entrypoint '["node", "/app/log-shipper.mjs"]' --port 2020 "${c}"
+  commit "${c}" "${SHIPPER_REF}"
+  push "${SHIPPER_REF}" "${SHIPPER_ARCHIVE}"
+  echo "${inputs}" >"${IMAGES_DIR}/${SHIPPER_ARCHIVE}.inputs"
+}
+
 # --- 4. CoreDNS, the real node's cluster DNS -----------------------------------------------
 
 # The binary is build.sh's <cache>/bin/coredns-<version>; when it is missing (build.sh not run
@@ -471,9 +498,10 @@ write_index() {
 }
 
 T0=${SECONDS}
-if wanted demo-proxy || wanted outrigger; then ensure_base; fi
+if wanted demo-proxy || wanted log-shipper || wanted outrigger; then ensure_base; fi
 if wanted pause; then build_pause; fi
 if wanted demo-proxy; then build_proxy; fi
+if wanted log-shipper; then build_shipper; fi
 if wanted coredns; then build_coredns; fi
 OUTRIGGER_REF=""
 if wanted outrigger; then build_outrigger; fi

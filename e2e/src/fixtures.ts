@@ -11,6 +11,8 @@ export interface DeploymentOptions {
   spec?: Record<string, unknown>;
   /** Labels of the Deployment itself (what rollout.canary.ownerSelector matches). */
   ownerLabels?: Record<string, string>;
+  /** Template annotations (an opt-out, say). */
+  templateAnnotations?: Record<string, string>;
 }
 
 /** A Deployment `name` (pods labelled app=<name>, one container named like it) as YAML. */
@@ -27,7 +29,7 @@ spec:
   selector: {matchLabels: {app: ${name}}}
   template:
     metadata:
-      labels: ${JSON.stringify({ app: name, ...options.labels })}
+      labels: ${JSON.stringify({ app: name, ...options.labels })}${options.templateAnnotations ? `\n      annotations: ${JSON.stringify(options.templateAnnotations)}` : ''}
     spec: {containers: [{name: ${name}, image: ${PAUSE_IMAGE}}]}
 ${extra.join('')}`;
 }

@@ -25,6 +25,7 @@ export const REAL_NODE_TAINT_KEY = 'outrigger.dev/real-node';
 export const IN_CLUSTER_ENV = {
   image: 'OUTRIGGER_E2E_IMAGE',
   proxyImage: 'OUTRIGGER_E2E_PROXY_IMAGE',
+  shipperImage: 'OUTRIGGER_E2E_SHIPPER_IMAGE',
 } as const;
 
 /**
@@ -66,6 +67,8 @@ export interface InClusterTarget {
    * cluster, whose node knows it by the default proxy and proxy-init images' names.
    */
   proxyValues: string[];
+  /** The log shipper's image, a second sidecar set's (e2e/log-shipper); absent: none here. */
+  shipperImage?: string;
 }
 
 /**
@@ -107,7 +110,8 @@ export async function prepareInCluster(cluster: Cluster): Promise<InClusterTarge
       return `${IN_CLUSTER_ENV.image} and ${IN_CLUSTER_ENV.proxyImage} name no images for this cluster (docs/testing.md)`;
     }
     const proxyValues = [`config.proxy.image=${proxyImage}`, `config.init.image=${proxyImage}`];
-    return { image: splitReference(image), proxyImage, proxyValues };
+    const shipperImage = process.env[IN_CLUSTER_ENV.shipperImage];
+    return { image: splitReference(image), proxyImage, proxyValues, shipperImage };
   }
   if (!(await realNodeReady(cluster))) {
     return 'the local cluster has no real node (e2e/cluster/up.sh said why when it started)';
@@ -115,7 +119,8 @@ export async function prepareInCluster(cluster: Cluster): Promise<InClusterTarge
   const image = await buildOutriggerImage();
   const proxy = builtImages().get('demo-proxy');
   if (!proxy) return 'the demo proxy image is not built (make images)';
-  return { image, proxyImage: proxy.reference, proxyValues: [] };
+  const shipperImage = builtImages().get('log-shipper')?.reference;
+  return { image, proxyImage: proxy.reference, proxyValues: [], shipperImage };
 }
 
 const TARGET_ENV = 'OUTRIGGER_E2E_IN_CLUSTER';
