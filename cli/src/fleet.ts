@@ -6,6 +6,8 @@ import {
   ESCAPED_POD_SELECTOR,
   RESTARTED_AT,
   REVISION,
+  SETS_PREFIX,
+  appliedSets,
   asWorkload,
   assessOwner,
   countPodsByOwner,
@@ -52,6 +54,8 @@ export interface FleetRow {
   revision: string | undefined;
   /** The revisions the owner's injected pods run, with how many of each. */
   running: Record<string, number>;
+  /** Of each sidecar set other than the proxy, the revisions its pods run, with how many of each. */
+  sets: Record<string, Record<string, number>>;
   /** Restarted as a canary of the current wave. */
   canary: boolean;
   /** The health gate, for owners the current wave restarted: pending, passed or failed. */
@@ -66,6 +70,8 @@ export interface FleetRow {
 
 export interface FleetStatus {
   revision: string;
+  /** The current revision of each sidecar set other than the proxy, in applied order. */
+  sets: { name: string; revision: string }[];
   mode: Config['rollout']['mode'];
   maxConcurrent: number;
   /** Our restarts still rolling. */
@@ -86,9 +92,29 @@ export interface FleetStatus {
 interface PodTally extends PodCounts {
   total: number;
   running: Record<string, number>;
+  sets: Record<string, Record<string, number>>;
 }
 
-const noTally = (): PodTally => ({ total: 0, injected: 0, outdated: 0, escaped: 0, running: {} });
+const noTally = (): PodTally => ({
+  total: 0,
+  injected: 0,
+  outdated: 0,
+  escaped: 0,
+  running: {},
+  sets: {},
+});
+
+/** A pod label `<set>.sets.outrigger.dev/revision`: the set's name. */
+const SET_LABEL = new RegExp(`^([a-z0-9-]+)\\.${SETS_PREFIX.replace(/\./g, '\\.')}/revision$`);
+
+function tallySets(t: PodTally, labels: Readonly<Record<string, string>>): void {
+  for (const [key, revision] of Object.entries(labels)) {
+    const set = SET_LABEL.exec(key)?.[1];
+    if (set === undefined) continue;
+    const of = (t.sets[set] ??= {});
+    of[revision] = (of[revision] ?? 0) + 1;
+  }
+}
 
 /** The controller's counts per owner (countPodsByOwner), with every pod and its revision. */
 function tallyPods(
@@ -106,6 +132,7 @@ function tallyPods(
       t.total += 1;
       const runs = pod.metadata?.labels?.[REVISION];
       if (runs !== undefined) t.running[runs] = (t.running[runs] ?? 0) + 1;
+      tallySets(t, pod.metadata?.labels ?? {});
     },
   });
 }
@@ -164,6 +191,7 @@ export function fleetStatus(input: FleetInput): FleetStatus {
         pods: o?.tally.total ?? 0,
         revision: o ? readStamp(o.workload)?.revision : undefined,
         running: o?.tally.running ?? {},
+        sets: o?.tally.sets ?? {},
         canary: e.canary,
         gate: e.gate?.state,
         gateDetail: e.gate?.detail,
@@ -176,6 +204,7 @@ export function fleetStatus(input: FleetInput): FleetStatus {
   const wave = readWave(input.configMapAnnotations);
   return {
     revision: input.revision,
+    sets: appliedSets(input.config).map((a) => ({ name: a.set.name, revision: a.revision })),
     mode: input.config.rollout.mode,
     maxConcurrent: input.config.rollout.maxConcurrent,
     rolling: owners.filter((o) => o.assessment.inFlight && !o.assessment.stall).length,
@@ -189,10 +218,20 @@ export function fleetStatus(input: FleetInput): FleetStatus {
   };
 }
 
-const running = (row: FleetRow): string =>
-  Object.entries(row.running)
+/** Pods by revision, `<revision>:<pods>,...`; `-` for none. */
+const byRevision = (counts: Record<string, number>): string =>
+  Object.entries(counts)
     .map(([revision, n]) => `${revision}:${n}`)
     .join(',') || '-';
+
+const running = (row: FleetRow): string => byRevision(row.running);
+
+/** Each set's revisions on the owner's pods, `<set>=<revision>:<pods>`; `-` without sets. */
+const setsCell = (row: FleetRow): string =>
+  Object.entries(row.sets)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([set, revisions]) => `${set}=${byRevision(revisions)}`)
+    .join(' ') || '-';
 
 const gateCell = (row: FleetRow): string =>
   row.gate ? `${row.gate}${row.canary ? ' (canary)' : ''}` : '-';
@@ -203,6 +242,11 @@ function waveLines(status: FleetStatus): string {
     : `${status.rolling} rolling of at most ${status.maxConcurrent}`;
   const lines = [
     `revision ${status.revision}, mode ${status.mode}, wave: ${wave}`,
+    ...(status.sets.length > 0
+      ? [
+          `sidecar sets: ${status.sets.map((s) => `${s.name} ${s.revision}`).join(', ')} (new pods get these; a change to a set alone restarts nothing yet)`,
+        ]
+      : []),
     `stage ${status.stage}: ${status.stageDetail}; last good revision ${status.lastGood ?? 'none yet'}`,
   ];
   if (status.windows.length > 0)
@@ -214,7 +258,10 @@ function waveLines(status: FleetStatus): string {
 
 /** The table `outrigger status` prints; `wide` adds what the controller does and why. */
 export function formatFleet(status: FleetStatus, wide: boolean): string {
+  // The SETS column only where the configuration has sets: the table is as before without.
+  const withSets = status.sets.length > 0;
   const head = ['NAMESPACE', 'KIND', 'NAME', 'INJECTED', 'PINNED', 'RUNNING', 'STATE', 'GATE'];
+  if (withSets) head.splice(6, 0, 'SETS');
   const rows = status.rows.map((r) => {
     const base = [
       r.namespace,
@@ -223,6 +270,7 @@ export function formatFleet(status: FleetStatus, wide: boolean): string {
       `${r.injected}/${r.pods}`,
       r.revision ?? '-',
       running(r),
+      ...(withSets ? [setsCell(r)] : []),
       r.state,
       gateCell(r),
     ];

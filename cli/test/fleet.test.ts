@@ -7,10 +7,12 @@ import {
   OWNER_KIND,
   OWNER_NAME,
   REVISION,
+  appliedSets,
   configRevision,
   formatTime,
   mustParseConfig,
   restartPatch,
+  setRevisionLabel,
   type Config,
   type PodLike,
   type Workload,
@@ -172,5 +174,44 @@ describe('the fleet table', () => {
     );
     expect(open.rows[0]).toMatchObject({ action: 'restart' });
     expect(formatFleet(open, false)).toContain('; open now');
+  });
+});
+
+describe('the fleet table with sidecar sets', () => {
+  const sets =
+    'sets:\n  - {name: log-shipper, containers: [{name: shipper, image: "ghcr.io/acme/s:1"}]}\n';
+  const c = config(sets);
+
+  it("shows each set's revisions on every owner's pods, and the sets' current revisions", () => {
+    const [shipper] = appliedSets(c);
+    const base = input(c, [deployment('a'), deployment('b')], T0);
+    const withSet = (pod: PodLike, revision: string): PodLike => ({
+      ...pod,
+      metadata: {
+        ...pod.metadata,
+        labels: { ...pod.metadata?.labels, [setRevisionLabel('log-shipper')]: revision },
+      },
+    });
+    const [podA, podB] = base.pods;
+    if (!podA || !podB || !shipper) throw new Error('fixture');
+    const status = fleetStatus({ ...base, pods: [withSet(podA, shipper.revision), podB] });
+    expect(status.sets).toEqual([{ name: 'log-shipper', revision: shipper.revision }]);
+    expect(status.rows.map((r) => [r.name, r.sets])).toEqual([
+      ['a', { 'log-shipper': { [shipper.revision]: 1 } }],
+      ['b', {}],
+    ]);
+    const table = formatFleet(status, false);
+    expect(table.split('\n')[0]).toMatch(
+      /^NAMESPACE\s+KIND\s+NAME\s+INJECTED\s+PINNED\s+RUNNING\s+SETS\s+STATE\s+GATE$/,
+    );
+    expect(cells(table, 'a')).toContain(`log-shipper=${shipper.revision}:1`);
+    expect(cells(table, 'b')).toContain('-');
+    expect(table).toContain(`sidecar sets: log-shipper ${shipper.revision}`);
+  });
+
+  it('keeps the table of before where the configuration has no sets', () => {
+    const table = formatFleet(fleetStatus(input(config(), [deployment('a')], T0)), false);
+    expect(table).not.toContain('SETS');
+    expect(table).not.toContain('sidecar sets');
   });
 });

@@ -191,6 +191,13 @@ describeInCluster('sidecar sets, on a node that runs containers', () => {
         });
         expect(log).toContain(`"revision":"${shipperRevision}"`);
       }
+      // outrigger status shows the set's revision on the owner's pods.
+      const { stdout } = await run(process.execPath, [CLI, 'status', '-n', app], {
+        env: { ...process.env, KUBECONFIG: kubeconfigPath() },
+      });
+      const row = stdout.split('\n').find((l) => l.split(/\s+/)[2] === 'web');
+      expect(row).toContain(`log-shipper=${shipperRevision}:2`);
+      expect(stdout).toContain(`sidecar sets: log-shipper ${shipperRevision}`);
     },
     8 * MINUTES,
   );
