@@ -185,13 +185,14 @@ export function fleetStatus(input: FleetInput): FleetStatus {
     .filter((e) => e.state !== 'not-enabled')
     .map((e): FleetRow => {
       const o = byKey.get(ownerKey(e.owner));
+      const tally = o?.tally ?? noTally();
       return {
         ...e.owner,
-        injected: o?.tally.injected ?? 0,
-        pods: o?.tally.total ?? 0,
+        injected: tally.injected,
+        pods: tally.total,
         revision: o ? readStamp(o.workload)?.revision : undefined,
-        running: o?.tally.running ?? {},
-        sets: o?.tally.sets ?? {},
+        running: tally.running,
+        sets: tally.sets,
         canary: e.canary,
         gate: e.gate?.state,
         gateDetail: e.gate?.detail,
