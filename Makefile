@@ -40,7 +40,8 @@ lint: typecheck
 test: lint test-unit e2e
 
 test-unit:
-	npx jest --selectProjects shared kube testkit webhook controller cli --passWithNoTests
+	# One worker per core: jest's default on two cores is one, and the suites mostly wait
+	npx jest --selectProjects shared kube testkit webhook controller cli --passWithNoTests --maxWorkers=2
 
 e2e:
 	npx jest -c e2e/jest.config.js --runInBand
