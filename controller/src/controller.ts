@@ -145,6 +145,7 @@ export class Controller implements WatchHandler {
       view: {
         configMap: () => this.config.configMap,
         assess: (config, nowMs) => this.owners.assess(config, nowMs),
+        assessSet: (config, set, nowMs) => this.owners.assessSet(config, set, nowMs),
         workload: (key) => this.owners.workload(key),
         // The gate reads the pods at the revision, which only the widened selector lists.
         podsSynced: () => this.podSelection.wideAndSynced,
@@ -301,7 +302,9 @@ export class Controller implements WatchHandler {
       durationMs: Math.round((performance.now() - started) * 1000) / 1000,
       waveStep: mustPlan,
     });
-    if (mustPlan) this.waveChanged();
+    // The sets' waves are assessed whole each step (OwnerIndex.assessSet): any owner's change
+    // may be one of theirs.
+    if (mustPlan || config.config.sets.length > 0) this.waveChanged();
     else this.options.metrics.setOwnerStates(this.owners.states);
   }
 
@@ -340,6 +343,7 @@ export class Controller implements WatchHandler {
       configAnnotations: this.config.configMap?.metadata?.annotations,
       history: this.history,
       inUse: this.owners.pinnedRevisions(),
+      setsInUse: this.owners.pinnedSetRevisions(),
       clock: this.clock,
       acquireWrite: () => this.acquireWrite(queue),
       metrics: this.options.metrics,

@@ -24,6 +24,10 @@ export class ControllerMetrics {
   readonly rollbacks: Counter;
   readonly forcedRollbackDeletions: Counter;
   readonly historyWrites: Counter<'outcome'>;
+  /** Each sidecar set's wave: its restarts, its stop and its stage, by the set's name. */
+  readonly setRestarts: Counter<'set' | 'kind'>;
+  readonly setWaveStopped: Gauge<'set'>;
+  readonly setWaveStage: Gauge<'set' | 'stage'>;
 
   constructor(
     readonly registry: Registry = new Registry(),
@@ -41,6 +45,11 @@ export class ControllerMetrics {
       forcedRollbackDeletions: this.forcedRollbackDeletions,
       historyWrites: this.historyWrites,
     } = this.waveMetrics(registers));
+    ({
+      restarts: this.setRestarts,
+      stopped: this.setWaveStopped,
+      stage: this.setWaveStage,
+    } = this.setWaveMetrics(registers));
     this.reconciles = new Counter({
       name: 'outrigger_controller_reconciles_total',
       help: 'Reconciles finished, by kind of key and outcome (done, requeue, retry, terminal).',
@@ -174,6 +183,36 @@ export class ControllerMetrics {
     };
   }
 
+  /** The sidecar sets' waves (the proxy's are the metrics above, unlabelled, as before sets). */
+  private setWaveMetrics(registers: Registry[]) {
+    return {
+      restarts: new Counter({
+        name: 'outrigger_controller_set_restarts_total',
+        help: "Owner restarts made for a sidecar set's wave, by set and kind (one restart made for several sets counts for each).",
+        labelNames: ['set', 'kind'],
+        registers,
+      }),
+      stopped: new Gauge({
+        name: 'outrigger_controller_set_wave_stopped',
+        help: "1 while the sidecar set's wave is stopped.",
+        labelNames: ['set'],
+        registers,
+      }),
+      stage: new Gauge({
+        name: 'outrigger_controller_set_wave_stage',
+        help: "The sidecar set's wave stage as of the last wave step: 1 for the stage it is in.",
+        labelNames: ['set', 'stage'],
+        registers,
+      }),
+    };
+  }
+
+  /** A sidecar set's wave as of the last step; `sets` are the sets configured now. */
+  setSetWave(set: string, stage: WaveStage, stopped: boolean): void {
+    this.setWaveStopped.set({ set }, stopped ? 1 : 0);
+    for (const s of WAVE_STAGES) this.setWaveStage.set({ set, stage: s }, s === stage ? 1 : 0);
+  }
+
   setStage(stage: WaveStage): void {
     for (const s of WAVE_STAGES) this.waveStage.set({ stage: s }, s === stage ? 1 : 0);
   }
@@ -191,6 +230,8 @@ export class ControllerMetrics {
     this.owners.reset();
     this.waveStage.reset();
     this.waveStopped.set(0);
+    this.setWaveStopped.reset();
+    this.setWaveStage.reset();
   }
 
   setRevision(revision: string): void {

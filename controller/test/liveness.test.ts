@@ -110,6 +110,7 @@ function fleetView(): { view: WaveView; show: (workloads: Workload[]) => void } 
   const view: WaveView = {
     configMap: () => configMap,
     assess: (c, nowMs) => owners.assess(c, nowMs),
+    assessSet: (c, set, nowMs) => owners.assessSet(c, set, nowMs),
     workload: (key) => owners.workload(key),
     podsSynced: () => true,
   };

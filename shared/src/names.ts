@@ -84,6 +84,80 @@ export const setStatusAnnotation = (set: string): string => `${set}.${SETS_PREFI
  */
 export const setInjectKey = (set: string): string => `${set}.${SETS_PREFIX}/inject`;
 
+/**
+ * The names one wave reads and writes: the proxy's are the ones above; a sidecar set's are the
+ * same names under `<set>.sets.outrigger.dev/`, so each set's revision, restarts, canaries,
+ * rollback and wave record are its own, and a change to one never reads or moves another's.
+ */
+export interface WaveKeys {
+  /** The set's name (`proxy` for the default set). */
+  set: string;
+  /** Template annotation: the revision new pods get. */
+  configRevision: string;
+  /** Pod label: the revision a pod was injected with. */
+  podRevision: string;
+  restartedRevision: string;
+  restartedAt: string;
+  /** A workload label (see COMPLETED_REVISION). */
+  completedRevision: string;
+  healedRevision: string;
+  healedAt: string;
+  canaryRevision: string;
+  rolledBackFrom: string;
+  forcedRollback: string;
+  /** ConfigMap annotations: the set's wave. */
+  waveStopped: string;
+  waveStage: string;
+  lastGood: string;
+  resume: string;
+  resumedAt: string;
+}
+
+export const PROXY_KEYS: WaveKeys = Object.freeze({
+  set: 'proxy',
+  configRevision: CONFIG_REVISION,
+  podRevision: REVISION,
+  restartedRevision: RESTARTED_REVISION,
+  restartedAt: RESTARTED_AT,
+  completedRevision: COMPLETED_REVISION,
+  healedRevision: HEALED_REVISION,
+  healedAt: HEALED_AT,
+  canaryRevision: CANARY_REVISION,
+  rolledBackFrom: ROLLED_BACK_FROM,
+  forcedRollback: FORCED_ROLLBACK,
+  waveStopped: WAVE_STOPPED,
+  waveStage: WAVE_STAGE,
+  lastGood: LAST_GOOD_REVISION,
+  resume: RESUME,
+  resumedAt: RESUMED_AT,
+});
+
+const setKeysCache = new Map<string, WaveKeys>();
+
+/** A sidecar set's wave names: the proxy's under `<set>.sets.outrigger.dev/`. */
+export function setWaveKeys(set: string): WaveKeys {
+  let keys = setKeysCache.get(set);
+  if (keys) return keys;
+  const under = (name: string): string => `${set}.${SETS_PREFIX}/${name.slice(PREFIX.length + 1)}`;
+  const entries = Object.entries(PROXY_KEYS).map(([k, v]) => [k, k === 'set' ? set : under(v)]);
+  keys = Object.freeze(Object.fromEntries(entries) as unknown as WaveKeys);
+  // Set names are bounded by the configuration (MAX_SETS); a cache of every name ever seen is
+  // bounded by the configurations a process reads, which a long life keeps small anyway.
+  if (setKeysCache.size < 1024) setKeysCache.set(set, keys);
+  return keys;
+}
+
+/** Whether a ConfigMap annotation is a wave's stage record or last good revision (the proxy's or a set's). */
+export const isOwnWaveRecord = (key: string): boolean =>
+  key === WAVE_STAGE ||
+  key === LAST_GOOD_REVISION ||
+  ((key.endsWith('/wave-stage') || key.endsWith('/last-good-revision')) &&
+    key.includes(`.${SETS_PREFIX}/`));
+
+/** Whether a template annotation is a sidecar set's stamp (`<set>.sets.outrigger.dev/config-revision`). */
+export const isSetStampKey = (key: string): boolean =>
+  key.endsWith(`.${SETS_PREFIX}/config-revision`);
+
 /** The target of an owner that should run no sidecar; no revision hash looks like it. */
 export const NO_REVISION = 'none';
 

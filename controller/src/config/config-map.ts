@@ -4,9 +4,8 @@
 
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import {
-  LAST_GOOD_REVISION,
   LastGoodConfig,
-  WAVE_STAGE,
+  isOwnWaveRecord,
   readConfigMap,
   type ConfigInForce,
   type ConfigProblem,
@@ -17,16 +16,16 @@ export type { ConfigInForce } from '@outrigger/shared';
 
 /**
  * What a wave step reads from the ConfigMap, as one string: the object's identity, its data and
- * its annotations but the stage record and the last good revision. Those two the controller
+ * its annotations but the stage records and the last good revisions (the proxy's and each set's). Those two the controller
  * writes itself, after a step decided with them (shared/src/rollout/wave-stage.ts): reading them back
  * changes no plan, so they call for no step of their own (docs/controller.md, "Keys and the work
  * queue").
  */
 function waveInputs(cm: V1ConfigMap | undefined): string {
   if (!cm) return '';
-  const annotations = { ...cm.metadata?.annotations };
-  delete annotations[WAVE_STAGE];
-  delete annotations[LAST_GOOD_REVISION];
+  const annotations = Object.fromEntries(
+    Object.entries(cm.metadata?.annotations ?? {}).filter(([k]) => !isOwnWaveRecord(k)),
+  );
   return JSON.stringify([cm.metadata?.uid, cm.data, cm.binaryData, annotations]);
 }
 

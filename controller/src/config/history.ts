@@ -8,9 +8,15 @@ import type { V1ConfigMap } from '@kubernetes/client-node';
 import { isConflict, type KubeApi, type ObjectRef } from '@outrigger/kube';
 import {
   FIELD_MANAGER,
+  HISTORY_MAX_BYTES,
   historyDataPatch,
+  isSetHistoryKey,
   readHistory,
+  readSetHistory,
   readWave,
+  setHistoryDataPatch,
+  setHistoryKey,
+  setWaveKeys,
   type Labels,
 } from '@outrigger/shared';
 import type { ConfigInForce } from './config-map';
@@ -29,6 +35,8 @@ export interface HistoryDeps {
   history: V1ConfigMap | undefined;
   /** Revisions owners' templates are pinned to now: never dropped while in use. */
   inUse: ReadonlySet<string>;
+  /** The sets' revisions owners' templates are pinned to now, as setHistoryKey keys. */
+  setsInUse: ReadonlySet<string>;
   clock: () => number;
   acquireWrite: () => Promise<void>;
   metrics: ControllerMetrics;
@@ -38,10 +46,53 @@ export interface HistoryDeps {
 /** Problems already logged, so a resync of the same bad entry does not log it again. */
 const reported = new Set<string>();
 
+/** The sets' part of the patch: their current revisions, in use and last good ones kept. */
+function setsPatch(deps: HistoryDeps, proxyPatch: Record<string, string | null> | undefined) {
+  const config = deps.config?.config;
+  const data = deps.history?.data ?? {};
+  const history = readSetHistory(data);
+  if (
+    !config ||
+    (config.sets.length === 0 && history.entries.length + history.invalid.length === 0)
+  )
+    return { patch: {}, problems: history.problems };
+  const keep = new Set(deps.setsInUse);
+  for (const set of config.sets) {
+    const lastGood = readWave(deps.configAnnotations, setWaveKeys(set.name)).lastGood;
+    if (lastGood) keep.add(setHistoryKey(set.name, lastGood));
+  }
+  // What the proxy's entries take once this write is made: the sets have what is left.
+  const proxyBytes = Object.entries({ ...data, ...proxyPatch })
+    .filter(([k, v]) => !isSetHistoryKey(k) && v !== null)
+    .reduce((n, [k, v]) => n + k.length + (v ?? '').length, 0);
+  const patch = setHistoryDataPatch({
+    history: history.entries,
+    sets: config.sets,
+    nowMs: deps.clock(),
+    limit: config.rollout.history,
+    keep,
+    invalid: history.invalid,
+    budgetBytes: Math.max(0, HISTORY_MAX_BYTES - proxyBytes),
+  });
+  return { patch, problems: history.problems };
+}
+
 export async function reconcileHistory(deps: HistoryDeps): Promise<Result> {
   if (!deps.config) return { done: true };
   const history = readHistory(deps.history?.data);
-  for (const problem of history.problems) {
+  const proxyPatch = historyDataPatch({
+    history: history.entries,
+    config: deps.config.config,
+    revision: deps.config.revision,
+    nowMs: deps.clock(),
+    limit: deps.config.config.rollout.history,
+    keep: [...lastGoodOf(deps), ...deps.inUse],
+    invalid: history.invalid,
+  });
+  const sets = setsPatch(deps, proxyPatch);
+  const merged = { ...proxyPatch, ...sets.patch };
+  const patch = Object.keys(merged).length > 0 ? merged : undefined;
+  for (const problem of [...history.problems, ...sets.problems]) {
     if (reported.has(problem)) continue;
     reported.add(problem);
     deps.logger.warn('revision history entry left out', {
@@ -49,16 +100,6 @@ export async function reconcileHistory(deps: HistoryDeps): Promise<Result> {
       problem,
     });
   }
-  const lastGood = readWave(deps.configAnnotations).lastGood;
-  const patch = historyDataPatch({
-    history: history.entries,
-    config: deps.config.config,
-    revision: deps.config.revision,
-    nowMs: deps.clock(),
-    limit: deps.config.config.rollout.history,
-    keep: [...(lastGood ? [lastGood] : []), ...deps.inUse],
-    invalid: history.invalid,
-  });
   if (!patch) return { done: true };
   await deps.acquireWrite();
   try {
@@ -76,6 +117,11 @@ export async function reconcileHistory(deps: HistoryDeps): Promise<Result> {
     dropped: Object.keys(patch).filter((k) => patch[k] === null),
   });
   return { done: true };
+}
+
+function lastGoodOf(deps: HistoryDeps): string[] {
+  const lastGood = readWave(deps.configAnnotations).lastGood;
+  return lastGood ? [lastGood] : [];
 }
 
 async function write(deps: HistoryDeps, patch: Record<string, string | null>): Promise<void> {

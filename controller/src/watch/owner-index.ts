@@ -17,6 +17,14 @@ import {
   ownerKey,
   quietness,
   readStamp,
+  countPodsByOwner,
+  isSetStampKey,
+  setGateNames,
+  setRolloutConfig,
+  type AppliedSet,
+  type PodLike,
+  setHistoryKey,
+  templateOf,
   type FleetOwners,
   type OwnerAssessment,
   type OwnerState,
@@ -209,6 +217,17 @@ export class OwnerIndex {
     return pinned;
   }
 
+  /** The sets' revisions owners' templates are pinned to, as history keys (`<set>.<revision>`). */
+  pinnedSetRevisions(): Set<string> {
+    const pinned = new Set<string>();
+    for (const key of this.workloads.keys()) {
+      const annotations = templateOf(this.workload(key) ?? {})?.metadata?.annotations ?? {};
+      for (const [k, v] of Object.entries(annotations))
+        if (isSetStampKey(k)) pinned.add(setHistoryKey(k.slice(0, k.indexOf('.')), v));
+    }
+    return pinned;
+  }
+
   /**
    * Assesses the owners an event marked, at once, and says whether the wave must look: whether
    * one of them is, or was, an owner the planner reads (`waveComplete`: the wave is recorded
@@ -246,6 +265,50 @@ export class OwnerIndex {
         return e ? [e.assessment] : [];
       });
     return { active: pick('active'), inWave: pick('in-wave'), states: this.stateCounts };
+  }
+
+  /**
+   * Every owner assessed for one sidecar set, at once: those that can matter, by quietness (the
+   * set's waves are assessed whole each step; docs/controller.md, "Sidecar sets").
+   */
+  assessSet(config: ConfigInForce, set: AppliedSet, nowMs: number): FleetOwners {
+    const setConfig = setRolloutConfig(config.config, set);
+    const names = setGateNames(set);
+    const active: OwnerAssessment[] = [];
+    const inWave: OwnerAssessment[] = [];
+    for (const key of this.workloads.keys()) {
+      const workload = this.workload(key);
+      const ns = workload && this.namespace(workload.metadata?.namespace ?? '');
+      if (!workload || !ns) continue;
+      const pods =
+        countPodsByOwner(this.podsOf(key), {
+          revision: set.revision,
+          label: set.keys.podRevision,
+          names,
+          sinceOf: () => parseTime(workload.metadata?.annotations?.[set.keys.restartedAt]),
+          fresh: noPods,
+        }).get(key) ?? noPods();
+      const assessment = assessOwner({
+        workload,
+        namespace: namespaceMeta(ns),
+        config: setConfig,
+        revision: set.revision,
+        pods,
+        nowMs,
+        systemNamespace: this.systemNamespace,
+        set,
+      });
+      const q = quietness(assessment);
+      if (q === 'active') active.push(assessment);
+      else if (q === 'in-wave') inWave.push(assessment);
+    }
+    return { active, inWave };
+  }
+
+  /** Both selected sets of an owner's pods. */
+  private *podsOf(key: string): Iterable<PodLike> {
+    for (const p of this.pods.escaped.of(key)) yield p as PodLike;
+    for (const p of this.pods.injected.of(key)) yield p as PodLike;
   }
 
   private reassess(

@@ -7,11 +7,12 @@
 
 import { httpStatus } from '@outrigger/kube';
 import {
-  RESTARTED_REVISION,
+  PROXY_KEYS,
   forcedRecordPatch,
   ownerKey,
   readForcedRecord,
   type PodDeletion,
+  type WaveKeys,
   type Workload,
 } from '@outrigger/shared';
 import { workloadSubject, type EventRecorder } from '../events';
@@ -31,13 +32,15 @@ export interface ForcedRollbackDeps {
 export interface StuckPod {
   deletion: PodDeletion;
   workload: Workload;
+  /** The names of the wave whose rollback it finishes (default: the proxy's). */
+  keys?: WaveKeys;
 }
 
 /** Deletes the pod of `deletion`; a refusal other than 404 is thrown for the wave to hold. */
 export async function deleteStuckPod(
   deps: ForcedRollbackDeps,
   writes: WaveWrites,
-  { deletion, workload }: StuckPod,
+  { deletion, workload, keys = PROXY_KEYS }: StuckPod,
   nowMs: number,
 ): Promise<void> {
   const { name } = deletion.pod;
@@ -50,7 +53,7 @@ export async function deleteStuckPod(
   }
   if (!deleted) return;
   deps.metrics.forcedRollbackDeletions.inc();
-  const to = workload.metadata?.annotations?.[RESTARTED_REVISION] ?? 'the last good revision';
+  const to = workload.metadata?.annotations?.[keys.restartedRevision] ?? 'the last good revision';
   deps.logger.info('deleted a pod its rollback left not Ready (forced rollback)', {
     owner: ownerKey(deletion.owner),
     pod: name,
@@ -64,6 +67,6 @@ export async function deleteStuckPod(
     message: forcedRollbackMessage(deletion, to),
     once: null,
   });
-  const had = readForcedRecord(workload.metadata?.annotations);
-  await writes.patchWorkload(workload, forcedRecordPatch(had, deletion.from, name, nowMs));
+  const had = readForcedRecord(workload.metadata?.annotations, keys);
+  await writes.patchWorkload(workload, forcedRecordPatch(had, deletion.from, name, nowMs, keys));
 }

@@ -15,7 +15,7 @@ import {
 import { workloadSubject, type EventRecorder, type EventSubject } from '../events';
 import type { Logger } from '../log';
 import type { ControllerMetrics } from '../metrics';
-import type { ActedOn, StepContext, WaveView } from './wave-contract';
+import type { ActedOn, StepContext, WaveOf, WaveView } from './wave-contract';
 
 /** What the record is built with, once. */
 export interface WaveRecordDeps {
@@ -33,15 +33,23 @@ export class WaveRecord {
    * The plan's resume, stop or cleared stop; false when the write met a stale cache. The
    * restarts of a plan assume its stop or resume is recorded: without it, none is made.
    */
-  async stopOrResume(plan: ActedOn, step: StepContext, nowMs: number): Promise<boolean> {
-    if (plan.resume) return this.resume(step, nowMs);
-    if (plan.stop) return this.stop(plan, step, nowMs);
-    return !plan.clearStop || this.patch(step, clearStopPatch());
+  async stopOrResume(
+    plan: ActedOn,
+    step: StepContext,
+    wave: WaveOf,
+    nowMs: number,
+  ): Promise<boolean> {
+    if (plan.resume) return this.resume(step, wave, nowMs);
+    if (plan.stop) return this.stop(plan, step, wave, nowMs);
+    return !plan.clearStop || this.patch(step, clearStopPatch(wave.keys));
   }
 
-  private patch(step: StepContext, body: Record<string, unknown>): Promise<boolean> {
+  /** A patch at the resourceVersion the step holds; the next wave's record writes on from it. */
+  private async patch(step: StepContext, body: Record<string, unknown>): Promise<boolean> {
     const rv = step.configMap?.metadata?.resourceVersion;
-    return step.writes.patchConfigMap(this.deps.configMapRef, body, rv);
+    const written = await step.writes.patchConfigMap(this.deps.configMapRef, body, rv);
+    if (written) step.configMap = written;
+    return written !== undefined;
   }
 
   private subject(step: StepContext): EventSubject {
@@ -55,25 +63,32 @@ export class WaveRecord {
     };
   }
 
-  private async stop(plan: ActedOn, step: StepContext, nowMs: number): Promise<boolean> {
+  private async stop(
+    plan: ActedOn,
+    step: StepContext,
+    wave: WaveOf,
+    nowMs: number,
+  ): Promise<boolean> {
     const stop = plan.stop;
     if (!stop) return true;
     const { deps } = this;
-    const { config } = step;
-    const ok = await this.patch(step, waveStopPatch({ stop, revision: config.revision, nowMs }));
+    const body = waveStopPatch({ stop, revision: wave.revision, nowMs, keys: wave.keys });
+    const ok = await this.patch(step, body);
     if (!ok) return false;
     if (stop.reason !== 'proxy-failing') deps.metrics.stalls.inc({ reason: stop.reason });
     deps.metrics.gateFailures.inc({ reason: stop.reason });
+    const resume = `${deps.configMapRef.namespace}/${deps.configMapRef.name} ${wave.keys.resume}=now`;
     deps.logger.warn('the wave stopped: an owner failed the health gate', {
       owner: ownerKey(stop.owner),
+      set: wave.keys.set,
       reason: stop.reason,
       detail: stop.detail,
-      resume: `kubectl annotate configmap -n ${deps.configMapRef.namespace} ${deps.configMapRef.name} outrigger.dev/resume=now`,
+      resume: `kubectl annotate configmap -n ${resume.replace('/', ' ')}`,
     });
     const w = deps.view.workload(ownerKey(stop.owner));
-    const message = `${stop.reason}: ${stop.detail}. The wave to revision ${config.revision} is stopped until the configuration changes or an admin resumes it (annotate ConfigMap ${deps.configMapRef.namespace}/${deps.configMapRef.name} outrigger.dev/resume=now)`;
+    const message = `${stop.reason}: ${stop.detail}. The wave to ${wave.title} is stopped until the configuration changes or an admin resumes it (annotate ConfigMap ${resume})`;
     const rollback =
-      config.config.rollout.onFailure === 'rollback'
+      wave.config.rollout.onFailure === 'rollback'
         ? ' Owners it restarted roll back to the last good revision.'
         : '';
     const reason = stop.reason === 'proxy-failing' ? 'GateFailed' : 'RolloutStalled';
@@ -96,9 +111,8 @@ export class WaveRecord {
   }
 
   /** Says once per revision and opening that restarts wait for a maintenance window. */
-  async windowWait(plan: ActedOn, step: StepContext): Promise<void> {
+  async windowWait(plan: ActedOn, step: StepContext, wave: WaveOf): Promise<void> {
     const { deps } = this;
-    const { config } = step;
     const opens = plan.nextWindowMs;
     if (!plan.windowClosed) return;
     const when =
@@ -109,19 +123,19 @@ export class WaveRecord {
       subject: this.subject(step),
       type: 'Normal',
       reason: 'WaveWaiting',
-      message: `restarts of the wave to revision ${config.revision} wait for a maintenance window: ${when}`,
-      once: `${config.revision} ${opens ?? 'never'}`,
+      message: `restarts of the wave to ${wave.title} wait for a maintenance window: ${when}`,
+      once: `${wave.keys.set} ${wave.revision} ${opens ?? 'never'}`,
     });
   }
 
   /** Records a stage the wave reached (soaking, rolling, complete) on the ConfigMap. */
-  async stage(plan: ActedOn, step: StepContext): Promise<void> {
+  async stage(plan: ActedOn, step: StepContext, wave: WaveOf): Promise<void> {
     const { deps } = this;
-    const { config } = step;
-    const ok = await this.patch(step, stagePatch(plan.record, plan.lastGood));
+    const ok = await this.patch(step, stagePatch(plan.record, plan.lastGood, wave.keys));
     if (!ok) return;
     deps.logger.info('wave stage', {
-      revision: config.revision,
+      set: wave.keys.set,
+      revision: wave.revision,
       stage: plan.stage,
       detail: plan.stageDetail,
       lastGood: plan.lastGood ?? null,
@@ -130,22 +144,24 @@ export class WaveRecord {
       subject: this.subject(step),
       type: 'Normal',
       reason: plan.stage === 'complete' ? 'WaveComplete' : 'WaveStage',
-      message: `revision ${config.revision}: ${plan.stage}: ${plan.stageDetail}`,
-      once: `${config.revision} ${plan.stage}`,
+      message: `${wave.title}: ${plan.stage}: ${plan.stageDetail}`,
+      once: `${wave.keys.set} ${wave.revision} ${plan.stage}`,
     });
   }
 
-  private async resume(step: StepContext, nowMs: number): Promise<boolean> {
+  private async resume(step: StepContext, wave: WaveOf, nowMs: number): Promise<boolean> {
     const { deps } = this;
-    const { config } = step;
-    const ok = await this.patch(step, resumePatch(nowMs));
+    const ok = await this.patch(step, resumePatch(nowMs, wave.keys));
     if (!ok) return false;
-    deps.logger.info('the wave resumed by the admin', { revision: config.revision });
+    deps.logger.info('the wave resumed by the admin', {
+      set: wave.keys.set,
+      revision: wave.revision,
+    });
     await deps.events.record({
       subject: this.subject(step),
       type: 'Normal',
       reason: 'WaveResumed',
-      message: `the wave to revision ${config.revision} resumed`,
+      message: `the wave to ${wave.title} resumed`,
       once: null,
     });
     return true;

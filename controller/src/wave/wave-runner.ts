@@ -11,16 +11,21 @@
 
 import { apiErrorMessage, backoffDelay, isRefusal, WORKLOAD_RESOURCES } from '@outrigger/kube';
 import {
-  RESTARTED_REVISION,
+  NO_REVISION,
+  PROXY_KEYS,
+  appliedSets,
   completionPatch,
   earliest,
   ownerKey,
   planFleet,
   readWave,
-  restartPatch,
+  setRolloutConfig,
+  type AppliedSet,
+  type FleetOwners,
   type OwnerAssessment,
   type OwnerRef,
   type RestartOrder,
+  type WaveInput,
   type WavePlan,
   type WaveReportEntry,
   type Workload,
@@ -36,8 +41,9 @@ import {
   OWNER_BACKOFF_CAP_MS,
   type OwnerBackoff,
 } from './owner-backoff';
-import type { ActedOn, StepContext, WaveDeps } from './wave-contract';
-import { RESTART_EVENT, reportEvent, restartMessage } from './wave-messages';
+import type { ActedOn, Joinable, StepContext, WaveDeps, WaveOf } from './wave-contract';
+import { reportEvent } from './wave-messages';
+import { ordersByOwner, restartOwner, type PlannedWave, type WaveOrder } from './owner-restart';
 import { WaveRecord } from './wave-record';
 import { WaveWrites, withResourceVersion } from './wave-writes';
 
@@ -55,8 +61,23 @@ function refOfWorkload(workload: Workload): OwnerRef {
 interface Step extends StepContext {
   /** Owners whose write the API server refused in this step. */
   refusals: number;
-  /** The report's detail of each owner this step restarts, for its log line and Event. */
+  /** The report's detail of each owner this step restarts, by wave and owner, for its log and Event. */
   details: Map<string, string>;
+}
+
+const detailKey = (wave: WaveOf, key: string): string => `${wave.keys.set} ${key}`;
+
+/** The proxy's wave of a configuration. */
+function proxyWave(config: ConfigInForce): WaveOf {
+  const { revision } = config;
+  return { keys: PROXY_KEYS, revision, config: config.config, title: `revision ${revision}` };
+}
+
+/** A sidecar set's wave: its names, its revision, the configuration with its rollout. */
+function setWave(config: ConfigInForce, set: AppliedSet): WaveOf {
+  const { revision, keys } = set;
+  const title = `set ${keys.set} revision ${revision}`;
+  return { keys, revision, config: setRolloutConfig(config.config, set), set, title };
 }
 
 export class WaveRunner {
@@ -65,6 +86,8 @@ export class WaveRunner {
   /** Dry-run restarts already logged (owner, revision, reason). */
   private readonly dryRunReported = new Set<string>();
   private readonly record: WaveRecord;
+  /** The sets whose wave the metrics report on. */
+  private setsReported = new Set<string>();
 
   constructor(private readonly deps: WaveDeps) {
     this.record = new WaveRecord(deps);
@@ -81,18 +104,6 @@ export class WaveRunner {
     const fleet = view.assess(config, nowMs);
     for (const key of this.failures.keys()) if (!view.workload(key)) this.failures.delete(key);
     const configMap = view.configMap();
-    const input = {
-      // An owner whose restart was refused waits out its back-off: it holds no slot the next
-      // owner could use, and a canary backing off still holds the canary stage.
-      backingOff: new Set(
-        fleet.active.filter((a) => this.backingOff(a, nowMs)).map((a) => ownerKey(a.owner)),
-      ),
-      revision: config.revision,
-      rollout: config.config.rollout,
-      wave: readWave(configMap?.metadata?.annotations),
-      nowMs,
-      podsSynced: view.podsSynced(),
-    };
     const step: Step = {
       config,
       configMap,
@@ -100,39 +111,83 @@ export class WaveRunner {
       refusals: 0,
       details: new Map(),
     };
+    const waves: PlannedWave[] = [await this.planProxy(config, fleet, step, nowMs)];
+    for (const set of appliedSets(config.config)) {
+      const wave = setWave(config, set);
+      const owners = view.assessSet(config, set, nowMs);
+      const plan = planFleet(this.inputOf(wave, owners, step, nowMs), owners);
+      waves.push({ wave, plan: this.actedOn(plan, step, wave, owners) });
+    }
+    this.observe(fleet, waves);
+    await this.carryOut(waves, step, nowMs);
+    return this.next(step, earliest(waves.map((w) => w.plan.recheckAtMs)), nowMs);
+  }
+
+  /** What a wave's planner reads: its revision, rollout and record, and who is backing off. */
+  private inputOf(
+    wave: WaveOf,
+    owners: FleetOwners,
+    step: Step,
+    nowMs: number,
+  ): Omit<WaveInput, 'owners'> {
+    return {
+      // An owner whose restart was refused waits out its back-off: it holds no slot the next
+      // owner could use, and a canary backing off still holds the canary stage.
+      backingOff: new Set(
+        owners.active.filter((a) => this.backingOff(a, nowMs)).map((a) => ownerKey(a.owner)),
+      ),
+      revision: wave.revision,
+      rollout: wave.config.rollout,
+      wave: readWave(step.configMap?.metadata?.annotations, wave.keys),
+      nowMs,
+      podsSynced: this.deps.view.podsSynced(),
+    };
+  }
+
+  /** The proxy's wave; a heal is planned again without heals while the webhook does not answer. */
+  private async planProxy(
+    config: ConfigInForce,
+    fleet: AssessedFleet,
+    step: Step,
+    nowMs: number,
+  ): Promise<PlannedWave> {
+    const wave = proxyWave(config);
+    const input = this.inputOf(wave, fleet, step, nowMs);
     // Early in a wave the plan reports on every owner still due, thousands of them, and the
     // writes below take seconds: only what is acted on is kept across them, so the rest of the
     // plan dies young instead of reaching V8's old generation (docs/benchmarks.md, Controller,
     // "What the figures rest on", "A wave step keeps only what it acts on across its writes").
-    let plan = this.actedOn(planFleet(input, fleet), step);
-    if (plan.restart.some((o) => o.kind === 'heal') && !(await deps.webhookReady()))
-      plan = this.actedOn(planFleet({ ...input, webhookReady: false }, fleet), step);
-    this.observe(fleet, plan);
-    await this.carryOut(plan, step, nowMs);
-    return this.next(step, plan.recheckAtMs, nowMs);
+    let plan = this.actedOn(planFleet(input, fleet), step, wave, fleet);
+    if (plan.restart.some((o) => o.kind === 'heal') && !(await this.deps.webhookReady()))
+      plan = this.actedOn(planFleet({ ...input, webhookReady: false }, fleet), step, wave, fleet);
+    return { wave, plan };
   }
 
   /** The plan cut to what carryOut writes, logs or reports. */
-  private actedOn(plan: WavePlan, step: Step): ActedOn {
-    const { config } = step.config;
+  private actedOn(plan: WavePlan, step: Step, wave: WaveOf, owners: FleetOwners): ActedOn {
+    const { config } = wave;
     const restarting = new Set(plan.restart.map((o) => ownerKey(o.owner)));
     const dryRun = config.rollout.mode === 'dry-run';
     const report: WaveReportEntry[] = [];
+    const joinable: Joinable[] = [];
     let windowClosed = false;
     let judging = false;
-    step.details.clear();
+    for (const key of [...step.details.keys()])
+      if (key.startsWith(`${wave.keys.set} `)) step.details.delete(key);
     for (const e of plan.report) {
       const key = ownerKey(e.owner);
-      if (restarting.has(key)) step.details.set(key, e.detail);
+      if (restarting.has(key)) step.details.set(detailKey(wave, key), e.detail);
       if (e.reason === 'window-closed') windowClosed = true;
       // A forced rollback reads the pods at the failed revision, which is the current one.
       if (e.gate !== undefined || e.reason === 'forced-rollback') judging = true;
       if ((dryRun && e.action === 'restart') || reportEvent(e, config)) report.push(e);
+      if (e.action === 'wait' && e.reason === 'budget' && config.rollout.mode === 'auto')
+        joinable.push(joinOrder(e, wave));
     }
     // A new object with the plan's fields and the cut report: the plan's own report dies here.
     // A rollback still rolling may need a forced rollback, which reads the pods it left: widen.
     if (plan.stage === 'rolling-back') judging = true;
-    return { ...plan, report, windowClosed, judging };
+    return { ...plan, report, windowClosed, judging, joinable, unstamped: unstampedOf(owners) };
   }
 
   /**
@@ -165,30 +220,58 @@ export class WaveRunner {
     return earliest(running.map((f) => f.untilMs));
   }
 
-  private observe(fleet: AssessedFleet, plan: ActedOn): void {
+  private observe(fleet: AssessedFleet, waves: readonly PlannedWave[]): void {
     const { metrics } = this.deps;
     metrics.setOwnerStates(fleet.states);
-    metrics.waveStopped.set(plan.stopped ? 1 : 0);
-    metrics.setStage(plan.stage);
-    this.deps.onJudging(plan.judging);
+    const names = new Set<string>();
+    for (const { wave, plan } of waves) {
+      if (!wave.set) {
+        metrics.waveStopped.set(plan.stopped ? 1 : 0);
+        metrics.setStage(plan.stage);
+        continue;
+      }
+      names.add(wave.keys.set);
+      metrics.setSetWave(wave.keys.set, plan.stage, plan.stopped);
+    }
+    // A set taken out of the configuration has no wave to report on any more.
+    if ([...this.setsReported].some((n) => !names.has(n))) {
+      metrics.setWaveStopped.reset();
+      metrics.setWaveStage.reset();
+      for (const { wave, plan } of waves)
+        if (wave.set) metrics.setSetWave(wave.keys.set, plan.stage, plan.stopped);
+    }
+    this.setsReported = names;
+    this.deps.onJudging(waves.some((w) => w.plan.judging));
   }
 
-  private async carryOut(plan: ActedOn, step: Step, nowMs: number) {
+  /**
+   * Each wave's record (its stop or resume, stage, window), then what the waves whose record
+   * is written act on: completions, the restarts (one write per owner for every wave that
+   * restarts it), forced rollbacks, and the report.
+   */
+  private async carryOut(waves: readonly PlannedWave[], step: Step, nowMs: number) {
     const { record } = this;
-    // When the stop or resume met a stale cache, none of the restarts is made: the step runs
-    // again once the watch caught up.
-    if (!(await record.stopOrResume(plan, step, nowMs))) return;
-    if (plan.record || plan.lastGood) await record.stage(plan, step);
-    await record.windowWait(plan, step);
-    for (const owner of plan.complete)
-      await this.writeOwner(step, owner, nowMs, (w) => this.complete(step, w));
-    for (const order of plan.restart)
-      await this.writeOwner(step, order.owner, nowMs, (w) => this.restart(step, order, w, nowMs));
-    for (const deletion of plan.deletePods)
-      await this.writeOwner(step, deletion.owner, nowMs, (w) =>
-        deleteStuckPod(this.deps, step.writes, { deletion, workload: w }, nowMs),
-      );
-    await this.report(step, plan.report);
+    const live: PlannedWave[] = [];
+    for (const planned of waves) {
+      const { wave, plan } = planned;
+      // When the stop or resume met a stale cache, none of this wave's restarts is made: the
+      // step runs again once the watch caught up.
+      if (!(await record.stopOrResume(plan, step, wave, nowMs))) continue;
+      if (plan.record || plan.lastGood) await record.stage(plan, step, wave);
+      await record.windowWait(plan, step, wave);
+      live.push(planned);
+    }
+    for (const { wave, plan } of live)
+      for (const owner of plan.complete)
+        await this.writeOwner(step, owner, nowMs, (w) => this.complete(step, w, wave));
+    const orders = ordersByOwner(live, (wave, key) => step.details.get(detailKey(wave, key)) ?? '');
+    for (const list of orders.values()) await this.restart(step, list, live, nowMs);
+    for (const { wave, plan } of live)
+      for (const deletion of plan.deletePods)
+        await this.writeOwner(step, deletion.owner, nowMs, (w) =>
+          deleteStuckPod(this.deps, step.writes, { deletion, workload: w, keys: wave.keys }, nowMs),
+        );
+    for (const { wave, plan } of live) await this.report(step, wave, plan.report);
   }
 
   /**
@@ -246,56 +329,51 @@ export class WaveRunner {
     });
   }
 
-  private async restart(step: Step, order: RestartOrder, workload: Workload, nowMs: number) {
-    const { deps } = this;
-    const body = restartPatch({ workload, order, nowMs });
-    const written = await step.writes.patchWorkload(workload, body);
-    if (!written) return;
-    deps.metrics.restarts.inc({ kind: order.kind });
-    if (order.kind === 'rollback') deps.metrics.rollbacks.inc();
-    const detail = step.details.get(ownerKey(order.owner)) ?? '';
-    deps.logger.info('restarted', {
-      owner: ownerKey(order.owner),
-      kind: order.kind,
-      revision: order.revision,
-      detail,
-    });
-    await deps.events.record({
-      subject: workloadSubject(workload),
-      type: 'Normal',
-      reason: RESTART_EVENT[order.kind],
-      message: restartMessage(order, detail),
-      once: null,
-    });
+  private async restart(
+    step: Step,
+    orders: readonly WaveOrder[],
+    waves: readonly PlannedWave[],
+    nowMs: number,
+  ): Promise<void> {
+    const [first] = orders;
+    if (!first) return;
+    await this.writeOwner(step, first.order.owner, nowMs, (workload) =>
+      restartOwner(this.deps, step.writes, { workload, orders, waves }, nowMs),
+    );
   }
 
-  private async complete(step: Step, workload: Workload) {
+  private async complete(step: Step, workload: Workload, wave: WaveOf) {
     const rv = workload.metadata?.resourceVersion;
-    const body = completionPatch(workload.metadata?.annotations?.[RESTARTED_REVISION] ?? '');
+    const restarted = workload.metadata?.annotations?.[wave.keys.restartedRevision] ?? '';
+    const body = completionPatch(restarted, wave.keys);
     const written = await step.writes.patchWorkload(
       workload,
       rv ? withResourceVersion(body, rv) : body,
     );
     if (written)
-      this.deps.logger.info('rollout complete', { owner: ownerKey(refOfWorkload(workload)) });
+      this.deps.logger.info('rollout complete', {
+        owner: ownerKey(refOfWorkload(workload)),
+        set: wave.keys.set,
+      });
   }
 
-  private wouldRestart(step: Step, entry: WaveReportEntry): void {
-    const key = `${ownerKey(entry.owner)} ${step.config.revision} ${entry.reason}`;
+  private wouldRestart(wave: WaveOf, entry: WaveReportEntry): void {
+    const key = `${ownerKey(entry.owner)} ${wave.keys.set} ${wave.revision} ${entry.reason}`;
     if (this.dryRunReported.has(key)) return;
     this.dryRunReported.add(key);
     this.deps.logger.info('dry-run: would restart', {
       owner: ownerKey(entry.owner),
+      set: wave.keys.set,
       reason: entry.reason,
       detail: entry.detail,
     });
   }
 
   /** Events for owners left alone for a reason an admin should see; once per revision. */
-  private async report(step: Step, entries: readonly WaveReportEntry[]) {
-    const { config, revision } = step.config;
+  private async report(step: Step, wave: WaveOf, entries: readonly WaveReportEntry[]) {
+    const { config, title, revision } = wave;
     for (const e of entries) {
-      if (e.action === 'restart' && config.rollout.mode === 'dry-run') this.wouldRestart(step, e);
+      if (e.action === 'restart' && config.rollout.mode === 'dry-run') this.wouldRestart(wave, e);
       const w = this.deps.view.workload(ownerKey(e.owner));
       const reported = reportEvent(e, config);
       if (!w || !reported) continue;
@@ -303,9 +381,23 @@ export class WaveRunner {
         subject: workloadSubject(w),
         type: reported.type,
         reason: reported.reason,
-        message: `${e.detail} (revision ${revision})`,
-        once: `${revision} ${e.reason}`,
+        message: `${e.detail} (${title})`,
+        once: `${wave.keys.set} ${revision} ${e.reason}`,
       });
     }
   }
+}
+
+/** A restart held by the budget alone, as the order it would be. */
+function joinOrder(e: WaveReportEntry, wave: WaveOf): RestartOrder {
+  const kind = e.state === 'escaped' ? 'heal' : 'rollout';
+  return { owner: e.owner, kind, revision: wave.revision };
+}
+
+/** Owners in a set's scope whose template lacks the set's stamp. */
+function unstampedOf(owners: FleetOwners): ReadonlySet<string> {
+  const keys = new Set<string>();
+  for (const a of owners.active)
+    if (a.pinned === undefined && a.target !== NO_REVISION) keys.add(ownerKey(a.owner));
+  return keys;
 }

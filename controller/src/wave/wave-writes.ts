@@ -3,6 +3,7 @@
 // resourceVersion (or a precondition that no longer holds) is a conflict, not a failure: it is
 // counted, gives undefined, and the step plans again once the watch has caught up.
 
+import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { KubeApi, ObjectRef } from '@outrigger/kube';
 import { isConflict, workloadClient, WORKLOAD_RESOURCES } from '@outrigger/kube';
 import { FIELD_MANAGER, type Workload } from '@outrigger/shared';
@@ -72,24 +73,23 @@ export class WaveWrites {
     return after;
   }
 
-  /** Merge-patches a ConfigMap at the resourceVersion it was read at; false on a conflict. */
+  /** Merge-patches a ConfigMap at the resourceVersion it was read at; gives it as written, undefined on a conflict. */
   async patchConfigMap(
     ref: ObjectRef,
     body: Record<string, unknown>,
     resourceVersion: string | undefined,
-  ): Promise<boolean> {
+  ): Promise<V1ConfigMap | undefined> {
     await this.acquireWrite();
     this.deps.onWrite('configmaps', 'patch');
     const { namespace, name } = ref;
-    const written = await this.write(`ConfigMap ${namespace}/${name}`, () =>
-      this.deps.api.patch(
+    return this.write(`ConfigMap ${namespace}/${name}`, () =>
+      this.deps.api.patch<V1ConfigMap>(
         `/api/v1/namespaces/${namespace}/configmaps/${name}`,
         resourceVersion ? withResourceVersion(body, resourceVersion) : body,
         'merge',
         { fieldManager: FIELD_MANAGER },
       ),
     );
-    return written !== undefined;
   }
 
   /**

@@ -5,6 +5,7 @@
 
 import type { Config } from '../config/config';
 import { setRevision } from '../config/revision';
+import { effectiveRollout } from '../config/rollout-config';
 import { compareSets, DEFAULT_SET, type SidecarSetConfig } from '../config/sidecar-set';
 import {
   deepFreeze,
@@ -16,7 +17,14 @@ import {
   type Volume,
 } from '../kubernetes/k8s';
 import { compileSelector } from '../kubernetes/selector';
-import { DISABLED, setInjectKey, setRevisionLabel, setStatusAnnotation } from '../names';
+import {
+  DISABLED,
+  setInjectKey,
+  setRevisionLabel,
+  setStatusAnnotation,
+  setWaveKeys,
+  type WaveKeys,
+} from '../names';
 import { containerNames, type Decision, type SkipReason } from './decide';
 import { runsToCompletion, type Owner } from './owner';
 import { registerFragment } from './patch';
@@ -36,6 +44,8 @@ export interface AppliedSet {
   /** Its selectors, compiled once: most sets do not match most pods. */
   readonly selectsPod: (labels: Labels | undefined) => boolean;
   readonly selectsNamespace: (labels: Labels | undefined) => boolean;
+  /** The names of its wave: its stamp, restart records and wave record (names.ts). */
+  readonly keys: WaveKeys;
 }
 
 /** The proxy's own opt-out key (the default set's). */
@@ -79,6 +89,7 @@ export function appliedSets(config: Config): readonly AppliedSet[] {
         ),
         selectsPod: compileSelector(set.podSelector),
         selectsNamespace: compileSelector(set.namespaceSelector),
+        keys: setWaveKeys(set.name),
       }),
     );
     applied.set(config, sets);
@@ -125,6 +136,47 @@ function selects(a: AppliedSet, input: SetMatchInput): boolean | 'namespace-unkn
   const ns = input.namespace;
   if (ns === 'assume-enabled') return a.set.namespaceSelector ? 'namespace-unknown' : true;
   return a.selectsNamespace(ns.labels);
+}
+
+/**
+ * Why the set does not choose the pods of a workload's template, or undefined when it does: the
+ * same selectors and opt-out as at admission, read off the template (which the pods copy) and
+ * the namespace the controller knows.
+ */
+export function setSelectsTemplate(
+  a: AppliedSet,
+  template: PodLike,
+  namespace: NamespaceMeta,
+  ownerKind: string,
+): string | undefined {
+  const { name, ownerKinds } = a.set;
+  // The kind is the stamp's, as the webhook resolves the pods' owner (a Deployment's, not its ReplicaSet's).
+  if (ownerKinds && !(ownerKinds as readonly string[]).includes(ownerKind))
+    return `set ${name} does not select owners of kind ${ownerKind}`;
+  if (!a.selectsPod(template.metadata?.labels))
+    return `set ${name}'s podSelector does not match the template's labels`;
+  if (!a.selectsNamespace(namespace.labels))
+    return `set ${name}'s namespaceSelector does not match namespace ${namespace.name}`;
+  return setOptOut(a.injectKey, template, namespace);
+}
+
+/** The containers of a set whose trouble fails its health gate: its first sidecar, and its first init container. */
+export function setGateNames(a: AppliedSet): { proxy: string; init?: string } {
+  const [sidecar] = a.set.containers;
+  const [init] = a.set.initContainers;
+  if (sidecar) return init ? { proxy: sidecar.name, init: init.name } : { proxy: sidecar.name };
+  return { proxy: init?.name ?? '' };
+}
+
+const rolloutConfigs = new WeakMap<AppliedSet, { base: Config; config: Config }>();
+
+/** The configuration a set's wave reads: the one in force with the set's own rollout. */
+export function setRolloutConfig(base: Config, a: AppliedSet): Config {
+  const known = rolloutConfigs.get(a);
+  if (known?.base === base) return known.config;
+  const config = { ...base, rollout: effectiveRollout(base.rollout, a.set.rollout) };
+  rolloutConfigs.set(a, { base, config });
+  return config;
 }
 
 /** No sets: shared, never changed. */

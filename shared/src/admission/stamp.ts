@@ -4,7 +4,7 @@
 
 import type { KubeObject, PodLike } from '../kubernetes/k8s';
 import { isRecord } from '../kubernetes/k8s';
-import { CONFIG_REVISION, OWNER_KIND, OWNER_NAME, STAMPED } from '../names';
+import { CONFIG_REVISION, OWNER_KIND, OWNER_NAME, STAMPED, isSetStampKey } from '../names';
 import { addToMap, type AddOperation } from './patch';
 import { canonicalJson } from '../config/canonical-json';
 
@@ -112,6 +112,9 @@ function unstamped(template: unknown): string {
   for (const field of ['labels', 'annotations'] as const) {
     const map = isRecord(meta[field]) ? { ...meta[field] } : {};
     for (const key of STAMP_KEYS[field]) delete map[key];
+    // The sets' stamps are ours too (set-stamp.ts): a restart of one set changes nothing of the user's.
+    if (field === 'annotations')
+      for (const key of Object.keys(map)) if (isSetStampKey(key)) delete map[key];
     if (Object.keys(map).length === 0) delete meta[field];
     else meta[field] = map;
   }

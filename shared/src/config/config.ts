@@ -9,8 +9,7 @@ import {
   type LogLevel,
   type OverrideName,
 } from '../admission/overrides-catalog';
-import { labelSelector, type LabelSelector } from '../kubernetes/selector';
-import { maintenanceWindow, type MaintenanceWindow } from '../rollout/windows';
+import { rolloutSchema, type RolloutConfig } from './rollout-config';
 import { checkSetConflicts } from './set-conflicts';
 import { MAX_SETS, sidecarSetSchema, type SidecarSetConfig } from './sidecar-set';
 import {
@@ -34,13 +33,9 @@ import {
 
 export const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
 export const NATIVE_SIDECAR_MODES = ['auto', 'true', 'false'] as const;
-export const ROLLOUT_MODES = ['auto', 'manual', 'dry-run'] as const;
-export const FAILURE_ACTIONS = ['rollback', 'stop'] as const;
 
 export type PullPolicy = (typeof PULL_POLICIES)[number];
 export type NativeSidecarMode = (typeof NATIVE_SIDECAR_MODES)[number];
-export type RolloutMode = (typeof ROLLOUT_MODES)[number];
-export type FailureAction = (typeof FAILURE_ACTIONS)[number];
 
 export interface Resources {
   requests?: Record<string, string>;
@@ -89,39 +84,6 @@ export interface OverridesConfig {
   allowed: OverrideName[];
   /** Image prefixes (registry, optionally with a path) a `proxy-image` override may name. */
   allowedRegistries: string[];
-}
-
-/** The first owners a wave restarts, and how long they must stay healthy before the rest. */
-export interface CanaryConfig {
-  /** How many owners the canary stage restarts; 0 skips the stage. */
-  count: number;
-  /** Only owners in namespaces whose labels match are canaries. */
-  namespaceSelector?: LabelSelector;
-  /** Only owners (Deployments, StatefulSets, DaemonSets) whose own labels match are canaries. */
-  ownerSelector?: LabelSelector;
-  /** How long every canary owner must pass the health gate before the rest of the wave starts. */
-  soakSeconds: number;
-}
-
-export interface RolloutConfig {
-  mode: RolloutMode;
-  maxConcurrent: number;
-  progressDeadlineSeconds: number;
-  restartOnOptOut: boolean;
-  healEscapedPods: boolean;
-  healBackoffSeconds: number;
-  /** What a failed health gate does beyond stopping the wave. */
-  onFailure: FailureAction;
-  /**
-   * After a rollback, delete a StatefulSet's pods left not Ready on the failed revision, which
-   * its controller (OrderedReady) never replaces by itself; off, an Event names them instead.
-   */
-  forceRollback: boolean;
-  canary: CanaryConfig;
-  /** How many accepted configurations the revision history keeps, the current one included. */
-  history: number;
-  /** When restarts of a wave may start; empty: at any time. */
-  windows: MaintenanceWindow[];
 }
 
 export interface Config {
@@ -239,31 +201,6 @@ const registry = str(
 const overridesSchema = struct<OverridesConfig>({
   allowed: { read: list(oneOf(OVERRIDE_NAMES)), default: [...OVERRIDE_NAMES] },
   allowedRegistries: { read: list(registry), default: ['ghcr.io/outrigger/'] },
-});
-
-/** The most revisions the history may keep; see revision-history.ts for what fits in one object. */
-export const MAX_HISTORY = 50;
-
-const rolloutSchema = struct<RolloutConfig>({
-  mode: { read: oneOf(ROLLOUT_MODES), default: 'auto' },
-  maxConcurrent: { read: int(1, 1000), default: 5 },
-  progressDeadlineSeconds: { read: int(10, 86400), default: 600 },
-  restartOnOptOut: { read: bool, default: false },
-  healEscapedPods: { read: bool, default: true },
-  healBackoffSeconds: { read: int(1, 86400), default: 300 },
-  onFailure: { read: oneOf(FAILURE_ACTIONS), default: 'rollback' },
-  forceRollback: { read: bool, default: true },
-  canary: {
-    read: struct<CanaryConfig>({
-      count: { read: int(0, 1000), default: 1 },
-      namespaceSelector: { read: labelSelector },
-      ownerSelector: { read: labelSelector },
-      soakSeconds: { read: int(0, 86400), default: 120 },
-    }),
-    section: true,
-  },
-  history: { read: int(2, MAX_HISTORY), default: 10 },
-  windows: { read: list(maintenanceWindow), default: [] },
 });
 
 const configSchema = struct<Config>({
@@ -396,3 +333,13 @@ export function defaultConfig(): Config {
   if (!result.ok) throw new ConfigError(result.errors, 'built-in default configuration');
   return result.config;
 }
+
+export {
+  FAILURE_ACTIONS,
+  MAX_HISTORY,
+  ROLLOUT_MODES,
+  type CanaryConfig,
+  type FailureAction,
+  type RolloutConfig,
+  type RolloutMode,
+} from './rollout-config';

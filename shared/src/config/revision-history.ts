@@ -10,6 +10,7 @@ import { frozenSnapshot, type ConfigSnapshot } from '../admission/inject';
 import { isRecord } from '../kubernetes/k8s';
 import { formatTime, parseTime } from '../kubernetes/time';
 import { canonicalJson } from './canonical-json';
+import { isSetHistoryKey } from './set-history';
 import { contentRevision, revisionContent, type RevisionContent } from './revision';
 
 /** The history ConfigMap's name, beside the configuration's. */
@@ -70,6 +71,8 @@ export function readHistory(data: Readonly<Record<string, string>> | undefined):
   const problems: string[] = [];
   const invalid: string[] = [];
   for (const [revision, text] of Object.entries(data ?? {})) {
+    // The sets' entries are read by set-history.ts.
+    if (isSetHistoryKey(revision)) continue;
     const entry = decodeEntry(revision, text);
     if (typeof entry === 'string') {
       problems.push(entry);

@@ -7,6 +7,7 @@
 import { isRecord, type Container, type Volume } from '../kubernetes/k8s';
 import { IDENTITY_VOLUME } from '../names';
 import { labelSelector, type LabelSelector } from '../kubernetes/selector';
+import { setRolloutSchema, type SetRolloutConfig } from './rollout-config';
 import {
   describe,
   dnsLabel,
@@ -72,6 +73,8 @@ export interface SidecarSetConfig {
   nativeSidecar: SetNativeMode;
   /** Before the app's containers (and init containers), or after them. */
   position: SetPosition;
+  /** Its own rollout settings; each left out is the configuration's (rollout-config.ts). */
+  rollout?: SetRolloutConfig;
 }
 
 const CONTAINER_NAME = dnsLabel(63);
@@ -144,6 +147,7 @@ export const sidecarSetSchema: Field<SidecarSetConfig> = (r, v, p) => {
     volumes: { read: list(volume), default: [] },
     nativeSidecar: { read: oneOf(SET_NATIVE_MODES), default: 'auto' },
     position: { read: oneOf(SET_POSITIONS), default: 'before-app' },
+    rollout: { read: setRolloutSchema },
   })(r, v, p);
   if (!set) return undefined;
   if (isRecord(v) && (v.name === undefined || v.name === null))

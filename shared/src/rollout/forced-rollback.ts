@@ -10,7 +10,7 @@
 
 import type { UnreadyPod } from './gate';
 import type { Labels } from '../kubernetes/k8s';
-import { FORCED_ROLLBACK, NO_REVISION } from '../names';
+import { NO_REVISION, PROXY_KEYS, type WaveKeys } from '../names';
 import type { StatefulSetObject, Workload } from './rollout-status';
 import { formatTime, parseTime } from '../kubernetes/time';
 
@@ -24,8 +24,11 @@ export interface ForcedRecord {
   atMs: number;
 }
 
-export function readForcedRecord(annotations: Labels | undefined): ForcedRecord | undefined {
-  const [from = '', pods = '', at = ''] = (annotations?.[FORCED_ROLLBACK] ?? '')
+export function readForcedRecord(
+  annotations: Labels | undefined,
+  keys: WaveKeys = PROXY_KEYS,
+): ForcedRecord | undefined {
+  const [from = '', pods = '', at = ''] = (annotations?.[keys.forcedRollback] ?? '')
     .trim()
     .split(/\s+/);
   const atMs = parseTime(at);
@@ -39,10 +42,11 @@ export function forcedRecordPatch(
   from: string,
   pod: string,
   nowMs: number,
+  keys: WaveKeys = PROXY_KEYS,
 ): { metadata: { annotations: Labels } } {
   const earlier = had?.from === from ? had.pods.filter((p) => p !== pod) : [];
   const value = `${from} ${[...earlier, pod].join(',')} ${formatTime(nowMs)}`;
-  return { metadata: { annotations: { [FORCED_ROLLBACK]: value } } };
+  return { metadata: { annotations: { [keys.forcedRollback]: value } } };
 }
 
 /** One line on what the forced rollback from `from` did, for the report. */

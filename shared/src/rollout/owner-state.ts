@@ -15,18 +15,8 @@ import {
 import type { RevisionPods } from './gate';
 import type { Labels, NamespaceMeta } from '../kubernetes/k8s';
 import { matchesSelector } from '../kubernetes/selector';
-import {
-  AUTO_RESTART,
-  CANARY_REVISION,
-  COMPLETED_REVISION,
-  DISABLED,
-  HEALED_AT,
-  HEALED_REVISION,
-  NO_REVISION,
-  RESTARTED_AT,
-  RESTARTED_REVISION,
-  ROLLED_BACK_FROM,
-} from '../names';
+import { AUTO_RESTART, DISABLED, NO_REVISION, PROXY_KEYS, type WaveKeys } from '../names';
+import { setSelectsTemplate, type AppliedSet } from '../admission/set-injection';
 import {
   desiredStamp,
   readStamp,
@@ -103,7 +93,16 @@ export interface OwnerInput {
   pods: PodCounts;
   nowMs: number;
   systemNamespace?: string;
+  /**
+   * The sidecar set this assessment is for; absent: the proxy. A set's owner is in scope where
+   * the set selects its template, and its stamp, records and marks are the set's (its keys);
+   * `config.rollout` is then the set's own rollout (effectiveRollout).
+   */
+  set?: AppliedSet;
 }
+
+/** The names this assessment reads: the set's, or the proxy's. */
+const keysOf = (input: OwnerInput): WaveKeys => input.set?.keys ?? PROXY_KEYS;
 
 export interface RestartRecord {
   revision: string;
@@ -166,20 +165,33 @@ export interface OwnerAssessment {
   forced: ForcedRecord | undefined;
 }
 
-function readRestart(meta: { annotations?: Labels; labels?: Labels }): RestartRecord | undefined {
-  const revision = meta.annotations?.[RESTARTED_REVISION];
+function readRestart(
+  meta: { annotations?: Labels; labels?: Labels },
+  keys: WaveKeys,
+): RestartRecord | undefined {
+  const revision = meta.annotations?.[keys.restartedRevision];
   if (!revision) return undefined;
   return {
     revision,
-    atMs: parseTime(meta.annotations?.[RESTARTED_AT]),
-    completed: meta.labels?.[COMPLETED_REVISION] === revision,
+    atMs: parseTime(meta.annotations?.[keys.restartedAt]),
+    completed: meta.labels?.[keys.completedRevision] === revision,
   };
 }
 
-function readHeal(annotations: Labels): HealRecord | undefined {
-  const revision = annotations[HEALED_REVISION];
-  return revision ? { revision, atMs: parseTime(annotations[HEALED_AT]) } : undefined;
+function readHeal(annotations: Labels, keys: WaveKeys): HealRecord | undefined {
+  const revision = annotations[keys.healedRevision];
+  return revision ? { revision, atMs: parseTime(annotations[keys.healedAt]) } : undefined;
 }
+
+/** The revision a set's stamp in the template names, when the proxy's stamp is there too. */
+function setStamp(workload: Workload, keys: WaveKeys): string | undefined {
+  if (!readStamp(workload)) return undefined;
+  return templateOf(workload)?.metadata?.annotations?.[keys.configRevision] || undefined;
+}
+
+/** The revision the template pins new pods to, for this assessment's set. */
+const pinnedOf = (input: OwnerInput): string | undefined =>
+  input.set ? setStamp(input.workload, input.set.keys) : readStamp(input.workload)?.revision;
 
 function refOf(workload: Workload): OwnerRef {
   const meta = workload.metadata ?? {};
@@ -198,7 +210,10 @@ function scope(input: OwnerInput): { in: boolean; detail: string } {
     nativeSidecar: true,
     systemNamespace: input.systemNamespace,
   });
-  return decision.inject ? { in: true, detail: '' } : { in: false, detail: decision.detail };
+  if (!decision.inject) return { in: false, detail: decision.detail };
+  if (!input.set) return { in: true, detail: '' };
+  const why = setSelectsTemplate(input.set, template, input.namespace, input.workload.kind);
+  return why === undefined ? { in: true, detail: '' } : { in: false, detail: why };
 }
 
 function dueRestart(input: OwnerInput, inScope: boolean): OwnerAssessment['due'] {
@@ -210,6 +225,7 @@ function dueRestart(input: OwnerInput, inScope: boolean): OwnerAssessment['due']
   const stamp = readStamp(workload);
   if (!stamp)
     return { kind: 'rollout', detail: 'template not stamped: its pods predate injection' };
+  if (input.set) return dueSetRestart(input, input.set);
   if (stamp.revision !== revision)
     return { kind: 'rollout', detail: `stamped with revision ${stamp.revision}, not ${revision}` };
   if (!stampEquals(stamp, desiredStamp(workload, revision)))
@@ -217,6 +233,28 @@ function dueRestart(input: OwnerInput, inScope: boolean): OwnerAssessment['due']
   if (pods.outdated > 0)
     return { kind: 'rollout', detail: `${pods.outdated} pods run an older revision` };
   if (pods.escaped > 0) return { kind: 'heal', detail: `${pods.escaped} pods escaped injection` };
+  return undefined;
+}
+
+/** A set's restart: its stamp, then pods left on another of its revisions. */
+function dueSetRestart(input: OwnerInput, set: AppliedSet): OwnerAssessment['due'] {
+  const { revision, pods } = input;
+  const stamped = setStamp(input.workload, set.keys);
+  if (stamped === undefined)
+    return {
+      kind: 'rollout',
+      detail: `template not stamped for set ${set.set.name}: its pods predate the set`,
+    };
+  if (stamped !== revision)
+    return {
+      kind: 'rollout',
+      detail: `set ${set.set.name} stamped with revision ${stamped}, not ${revision}`,
+    };
+  if (pods.outdated > 0)
+    return {
+      kind: 'rollout',
+      detail: `${pods.outdated} pods run an older revision of set ${set.set.name}`,
+    };
   return undefined;
 }
 
@@ -248,7 +286,7 @@ type Facts = Omit<OwnerAssessment, 'state' | 'detail'>;
 
 /** Where our own restart record stands against the rollout the workload reports. */
 function ownRestart(input: OwnerInput, target: string, rollout: RolloutStatus) {
-  const restarted = readRestart(input.workload.metadata ?? {});
+  const restarted = readRestart(input.workload.metadata ?? {}, keysOf(input));
   const open = restarted !== undefined && !restarted.completed;
   const finished = rolloutFinished(rollout);
   const inFlight = open && !finished;
@@ -269,7 +307,8 @@ function ownRestart(input: OwnerInput, target: string, rollout: RolloutStatus) {
  * it would count as in flight whenever its owner rolls again.
  */
 function recordsCompletion(input: OwnerInput, restarted: RestartRecord, target: string): boolean {
-  const rolledBack = input.workload.metadata?.annotations?.[ROLLED_BACK_FROM] !== undefined;
+  const rolledBack =
+    input.workload.metadata?.annotations?.[keysOf(input).rolledBackFrom] !== undefined;
   return restarted.revision === target || rolledBack;
 }
 
@@ -290,30 +329,31 @@ function factsOf(input: OwnerInput, inScope: boolean): Facts {
   const target = inScope ? input.revision : NO_REVISION;
   const rollout = rolloutStatus(input.workload);
   const annotations = input.workload.metadata?.annotations ?? {};
+  const keys = keysOf(input);
   const own = ownRestart(input, target, rollout);
   return {
     owner: refOf(input.workload),
     target,
     due: dueRestart(input, inScope),
     ...own,
-    healed: readHeal(annotations),
+    healed: readHeal(annotations, keys),
     rollout,
-    pinned: readStamp(input.workload)?.revision,
+    pinned: pinnedOf(input),
     canaryEligible: canaryEligible(input),
-    canary: target !== NO_REVISION && annotations[CANARY_REVISION] === target,
-    rolledBackFrom: annotations[ROLLED_BACK_FROM],
+    canary: target !== NO_REVISION && annotations[keys.canaryRevision] === target,
+    rolledBackFrom: annotations[keys.rolledBackFrom],
     revisionPods: input.pods.atRevision,
     desiredPods: desiredPods(input.workload),
     autoRestartDisabled: autoRestartDisabled(input.workload),
     stuck: stuckRollback({
       workload: input.workload,
       target,
-      rolledBackFrom: annotations[ROLLED_BACK_FROM],
+      rolledBackFrom: annotations[keys.rolledBackFrom],
       inFlight: own.inFlight,
       restartedRevision: own.restarted?.revision,
       unready: input.pods.atRevision?.unready,
     }),
-    forced: readForcedRecord(annotations),
+    forced: readForcedRecord(annotations, keys),
   };
 }
 

@@ -29,6 +29,11 @@ export const noPods = (): PodCounts => ({ escaped: 0, outdated: 0, injected: 0 }
 
 export interface CountOptions<T extends PodCounts> {
   revision: string;
+  /**
+   * The pod label that carries the revision: the proxy's (REVISION, the default) or a sidecar
+   * set's. A set's pods are not counted as escaped: a heal is the proxy's, and brings every set.
+   */
+  label?: string;
   /** The injected containers, whose health the gate reads. */
   names: { proxy: string; init?: string };
   /** When the wave last restarted an owner, by key: the gate counts restarts since then only. */
@@ -41,9 +46,9 @@ export interface CountOptions<T extends PodCounts> {
 
 /** Adds one live pod to its owner's counts. */
 function addPod(c: PodCounts, pod: PodLike, revision: string, gate: GateView): void {
-  const runs = pod.metadata?.labels?.[REVISION];
+  const runs = pod.metadata?.labels?.[gate.label];
   if (runs === undefined) {
-    if (isEscapedPod(pod.metadata?.labels)) c.escaped += 1;
+    if (gate.label === REVISION && isEscapedPod(pod.metadata?.labels)) c.escaped += 1;
     return;
   }
   c.injected += 1;
@@ -53,6 +58,7 @@ function addPod(c: PodCounts, pod: PodLike, revision: string, gate: GateView): v
 
 /** What the gate's view of a pod at the revision needs. */
 interface GateView {
+  label: string;
   names: { proxy: string; init?: string };
   sinceMs: number | undefined;
 }
@@ -62,7 +68,7 @@ export function countPodsByOwner<T extends PodCounts>(
   pods: Iterable<PodLike>,
   options: CountOptions<T>,
 ): Map<string, T> {
-  const { revision, names, sinceOf, fresh, also } = options;
+  const { revision, names, sinceOf, fresh, also, label = REVISION } = options;
   const counts = new Map<string, T>();
   for (const pod of pods) {
     if (pod.metadata?.deletionTimestamp) continue;
@@ -70,7 +76,7 @@ export function countPodsByOwner<T extends PodCounts>(
     if (key === undefined) continue;
     let c = counts.get(key);
     if (!c) counts.set(key, (c = fresh()));
-    addPod(c, pod, revision, { names, sinceMs: sinceOf?.(key) });
+    addPod(c, pod, revision, { label, names, sinceMs: sinceOf?.(key) });
     also?.(c, pod);
   }
   return counts;

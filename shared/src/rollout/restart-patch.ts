@@ -4,18 +4,12 @@
 import { formatTime } from '../kubernetes/time';
 import { isRecord } from '../kubernetes/k8s';
 import {
-  CANARY_REVISION,
-  COMPLETED_REVISION,
   CONFIG_REVISION,
-  HEALED_AT,
-  HEALED_REVISION,
   OWNER_KIND,
   OWNER_NAME,
-  RESTARTED_AT,
-  RESTARTED_REVISION,
-  ROLLED_BACK_FROM,
-  FORCED_ROLLBACK,
+  PROXY_KEYS,
   STAMPED,
+  type WaveKeys,
 } from '../names';
 import {
   desiredStamp,
@@ -29,23 +23,36 @@ import type { RestartOrder } from './wave';
 
 type Patch = Record<string, unknown>;
 
-function merge(a: Patch, b: Patch): Patch {
+export function mergePatches(a: Patch, b: Patch): Patch {
   const out: Patch = { ...a };
   for (const [k, v] of Object.entries(b)) {
     const prev = out[k];
-    out[k] = isRecord(prev) && isRecord(v) ? merge(prev, v) : v;
+    out[k] = isRecord(prev) && isRecord(v) ? mergePatches(prev, v) : v;
   }
   return out;
 }
 
 const STAMP_ANNOTATIONS = [OWNER_KIND, OWNER_NAME, CONFIG_REVISION];
 
+const templateAnnotations = (annotations: Record<string, string | null>): Patch => ({
+  spec: { template: { metadata: { annotations } } },
+});
+
 /** The template half of a restart: the stamp (or, when shedding, its removal). */
-function templatePatch(workload: Workload, order: RestartOrder, at: string): Patch {
+function templatePatch(workload: Workload, order: RestartOrder, at: string, keys: WaveKeys): Patch {
   const meta = templateOf(workload)?.metadata ?? {};
   // The template must change or nothing rolls: a heal, pods left behind a current stamp, or
   // shedding from a template that carries no stamp to take off.
-  const nudge = { spec: { template: { metadata: { annotations: { [RESTARTED_AT]: at } } } } };
+  const nudge = templateAnnotations({ [keys.restartedAt]: at });
+  if (keys !== PROXY_KEYS) {
+    // A set's stamp is its own annotation beside the proxy's stamp, which it leaves alone.
+    const had = meta.annotations?.[keys.configRevision];
+    if (order.kind === 'shed')
+      return had === undefined ? nudge : templateAnnotations({ [keys.configRevision]: null });
+    return had === order.revision
+      ? nudge
+      : templateAnnotations({ [keys.configRevision]: order.revision });
+  }
   if (order.kind === 'shed') {
     const off = {
       spec: {
@@ -60,23 +67,27 @@ function templatePatch(workload: Workload, order: RestartOrder, at: string): Pat
     const stamped =
       meta.labels?.[STAMPED] !== undefined ||
       STAMP_ANNOTATIONS.some((k) => meta.annotations?.[k] !== undefined);
-    return stamped ? off : merge(off, nudge);
+    return stamped ? off : mergePatches(off, nudge);
   }
   const stamp = desiredStamp(workload, order.revision);
   const base = stampMergePatch(stamp);
-  return stampEquals(readStamp(workload), stamp) ? merge(base, nudge) : base;
+  return stampEquals(readStamp(workload), stamp) ? mergePatches(base, nudge) : base;
 }
 
 /** The canary and rollback marks a restart sets, or clears when they no longer hold. */
-function waveMarks(workload: Workload, order: RestartOrder): Record<string, string | null> {
+function waveMarks(
+  workload: Workload,
+  order: RestartOrder,
+  keys: WaveKeys,
+): Record<string, string | null> {
   const had = workload.metadata?.annotations ?? {};
   const marks: Record<string, string | null> = {};
-  if (order.canary) marks[CANARY_REVISION] = order.revision;
-  else if (had[CANARY_REVISION] !== undefined) marks[CANARY_REVISION] = null;
-  if (order.kind === 'rollback' && order.from) marks[ROLLED_BACK_FROM] = order.from;
-  else if (had[ROLLED_BACK_FROM] !== undefined) marks[ROLLED_BACK_FROM] = null;
+  if (order.canary) marks[keys.canaryRevision] = order.revision;
+  else if (had[keys.canaryRevision] !== undefined) marks[keys.canaryRevision] = null;
+  if (order.kind === 'rollback' && order.from) marks[keys.rolledBackFrom] = order.from;
+  else if (had[keys.rolledBackFrom] !== undefined) marks[keys.rolledBackFrom] = null;
   // What a forced rollback did belongs to the rollback it finished: any new restart clears it.
-  if (had[FORCED_ROLLBACK] !== undefined) marks[FORCED_ROLLBACK] = null;
+  if (had[keys.forcedRollback] !== undefined) marks[keys.forcedRollback] = null;
   return marks;
 }
 
@@ -84,6 +95,8 @@ export interface RestartPatchInput {
   workload: Workload;
   order: RestartOrder;
   nowMs: number;
+  /** The names of the order's set (default: the proxy's). */
+  keys?: WaveKeys;
 }
 
 /**
@@ -91,24 +104,40 @@ export interface RestartPatchInput {
  * decision was made on, so a write from a stale cache fails with a conflict instead of
  * restarting an owner whose restart it has not seen yet.
  */
-export function restartPatch({ workload, order, nowMs }: RestartPatchInput): Patch {
+export function restartPatch({
+  workload,
+  order,
+  nowMs,
+  keys = PROXY_KEYS,
+}: RestartPatchInput): Patch {
   const at = formatTime(nowMs);
   const annotations: Record<string, string | null> = {
-    [RESTARTED_REVISION]: order.revision,
-    [RESTARTED_AT]: at,
-    ...(order.kind === 'heal' ? { [HEALED_REVISION]: order.revision, [HEALED_AT]: at } : {}),
-    ...waveMarks(workload, order),
+    [keys.restartedRevision]: order.revision,
+    [keys.restartedAt]: at,
+    ...(order.kind === 'heal'
+      ? { [keys.healedRevision]: order.revision, [keys.healedAt]: at }
+      : {}),
+    ...waveMarks(workload, order, keys),
   };
   const rv = workload.metadata?.resourceVersion;
   const metadata = {
     ...(rv ? { resourceVersion: rv } : {}),
-    labels: { [COMPLETED_REVISION]: null },
+    labels: { [keys.completedRevision]: null },
     annotations,
   };
-  return merge({ metadata }, templatePatch(workload, order, at));
+  return mergePatches({ metadata }, templatePatch(workload, order, at, keys));
 }
 
 /** Records that our restart to `revision` completed: a label, so no generation moves. */
-export function completionPatch(revision: string): Patch {
-  return { metadata: { labels: { [COMPLETED_REVISION]: revision } } };
+export function completionPatch(revision: string, keys: WaveKeys = PROXY_KEYS): Patch {
+  return { metadata: { labels: { [keys.completedRevision]: revision } } };
+}
+
+/**
+ * The stamps that say what new pods get already, for the sets (and the proxy) whose stamp the
+ * template lacks: written with a restart made for another set, so that the pods it makes are
+ * pinned to what they get anyway and no later wave restarts the owner only to stamp it.
+ */
+export function missingStampsPatch(stamps: Readonly<Record<string, string>>): Patch {
+  return Object.keys(stamps).length === 0 ? {} : templateAnnotations({ ...stamps });
 }

@@ -10,7 +10,7 @@
 import type { RolloutConfig } from '../config/config';
 import type { GateVerdict } from './gate';
 import type { Labels } from '../kubernetes/k8s';
-import { LAST_GOOD_REVISION, WAVE_STAGE } from '../names';
+import { PROXY_KEYS, type WaveKeys } from '../names';
 import { formatTime, parseTime } from '../kubernetes/time';
 
 export const WAVE_STAGES = [
@@ -44,8 +44,11 @@ export function parseStageRecord(value: string | undefined): StageRecord | undef
 export const formatStageRecord = (record: StageRecord): string =>
   `${record.revision} ${record.stage} ${formatTime(record.sinceMs)}`;
 
-export function readLastGood(annotations: Labels | undefined): string | undefined {
-  const value = annotations?.[LAST_GOOD_REVISION]?.trim();
+export function readLastGood(
+  annotations: Labels | undefined,
+  keys: WaveKeys = PROXY_KEYS,
+): string | undefined {
+  const value = annotations?.[keys.lastGood]?.trim();
   return value ? value : undefined;
 }
 
@@ -53,12 +56,13 @@ export function readLastGood(annotations: Labels | undefined): string | undefine
 export function stagePatch(
   record: StageRecord | undefined,
   lastGood: string | undefined,
+  keys: WaveKeys = PROXY_KEYS,
 ): Record<string, unknown> {
   return {
     metadata: {
       annotations: {
-        ...(record ? { [WAVE_STAGE]: formatStageRecord(record) } : {}),
-        ...(lastGood ? { [LAST_GOOD_REVISION]: lastGood } : {}),
+        ...(record ? { [keys.waveStage]: formatStageRecord(record) } : {}),
+        ...(lastGood ? { [keys.lastGood]: lastGood } : {}),
       },
     },
   };

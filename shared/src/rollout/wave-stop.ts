@@ -5,7 +5,7 @@
 import { formatTime, parseTime } from '../kubernetes/time';
 import type { Labels } from '../kubernetes/k8s';
 import { parseStageRecord, readLastGood, type StageRecord } from './wave-stage';
-import { RESUME, RESUMED_AT, WAVE_STAGE, WAVE_STOPPED } from '../names';
+import { PROXY_KEYS, type WaveKeys } from '../names';
 import { ownerKey, type OwnerRef, type StallReason } from './owner-state';
 
 export interface WaveStop {
@@ -37,13 +37,14 @@ function parseStop(value: string | undefined): WaveStop | undefined {
   return { revision, reason: rest.join(' ') };
 }
 
-export function readWave(annotations: Labels | undefined): WaveState {
+/** The wave's record of the proxy, or of the set whose names `keys` are. */
+export function readWave(annotations: Labels | undefined, keys: WaveKeys = PROXY_KEYS): WaveState {
   return {
-    stopped: parseStop(annotations?.[WAVE_STOPPED]),
-    resumeRequested: (annotations?.[RESUME] ?? '') !== '',
-    resumedAtMs: parseTime(annotations?.[RESUMED_AT]),
-    stage: parseStageRecord(annotations?.[WAVE_STAGE]),
-    lastGood: readLastGood(annotations),
+    stopped: parseStop(annotations?.[keys.waveStopped]),
+    resumeRequested: (annotations?.[keys.resume] ?? '') !== '',
+    resumedAtMs: parseTime(annotations?.[keys.resumedAt]),
+    stage: parseStageRecord(annotations?.[keys.waveStage]),
+    lastGood: readLastGood(annotations, keys),
   };
 }
 
@@ -60,27 +61,33 @@ export interface WaveStopPatchInput {
   stop: StopDecision;
   revision: string;
   nowMs: number;
+  keys?: WaveKeys;
 }
 
 /** The stop as one line an admin can read in `kubectl get configmap -o yaml`. */
-export function waveStopPatch({ stop, revision, nowMs }: WaveStopPatchInput): Patch {
+export function waveStopPatch({
+  stop,
+  revision,
+  nowMs,
+  keys = PROXY_KEYS,
+}: WaveStopPatchInput): Patch {
   const value = `${revision} ${ownerKey(stop.owner)} ${stop.reason} at ${formatTime(nowMs)}: ${stop.detail}`;
   // The stage goes with the stop: a resume judges the canaries again from the start.
-  return { metadata: { annotations: { [WAVE_STOPPED]: value, [WAVE_STAGE]: null } } };
+  return { metadata: { annotations: { [keys.waveStopped]: value, [keys.waveStage]: null } } };
 }
 
-export function clearStopPatch(): Patch {
-  return { metadata: { annotations: { [WAVE_STOPPED]: null } } };
+export function clearStopPatch(keys: WaveKeys = PROXY_KEYS): Patch {
+  return { metadata: { annotations: { [keys.waveStopped]: null } } };
 }
 
-export function resumePatch(nowMs: number): Patch {
+export function resumePatch(nowMs: number, keys: WaveKeys = PROXY_KEYS): Patch {
   return {
     metadata: {
       annotations: {
-        [WAVE_STOPPED]: null,
-        [RESUME]: null,
-        [RESUMED_AT]: formatTime(nowMs),
-        [WAVE_STAGE]: null,
+        [keys.waveStopped]: null,
+        [keys.resume]: null,
+        [keys.resumedAt]: formatTime(nowMs),
+        [keys.waveStage]: null,
       },
     },
   };
