@@ -25,6 +25,7 @@ export * from './admission/set-injection';
 export * from './admission/proxy-resources';
 export * from './admission/stamp';
 export * from './admission/set-stamp';
+export * from './admission/pinned-sets';
 export * from './admission/manifest';
 export * from './rollout/rollout-status';
 export * from './kubernetes/time';

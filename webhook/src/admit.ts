@@ -5,7 +5,16 @@ import {
   CONFIG_REVISION,
   REVISION,
   chooseRevision,
+  choosePinnedSets,
   injectPod,
+  setFallbackWarning,
+  setSelectsTemplate,
+  setStampAnnotations,
+  templateOf,
+  withSetStamps,
+  appliedSets,
+  type HeldSets,
+  type SetStampWanted,
   readStamp,
   isRecord,
   isStampedKind,
@@ -30,6 +39,8 @@ export interface AdmissionState {
    * that revision's injection part: what pods pinned to it get. Absent standalone.
    */
   readonly pinned?: ReadonlyMap<string, ConfigSnapshot>;
+  /** The sidecar sets' revisions the history holds, for pods pinned to one. Absent standalone. */
+  readonly pinnedSets?: HeldSets;
   /** Namespace metadata by name; undefined when running standalone, without the API. */
   readonly namespaces: ReadonlyMap<string, NamespaceMeta> | undefined;
   readonly nativeSidecarSupported: boolean;
@@ -92,14 +103,22 @@ export function admitPod(
   if (!isPodCreate(req)) return notHandled(req.uid);
   const pod = req.object as PodLike;
   const choice = chooseRevision(requested, state.snapshot, (r) => state.pinned?.get(r));
-  const result = injectPod({
+  const sets = choosePinnedSets(choice.snapshot, controlledAnnotations(req), state.pinnedSets);
+  const injection = injectPod({
     pod,
-    snapshot: choice.snapshot,
+    snapshot: sets.snapshot,
     namespaceName: req.namespace ?? pod.metadata?.namespace,
     namespace: namespaceOf(state, req.namespace),
     nativeSidecarSupported: state.nativeSidecarSupported,
     systemNamespace: state.systemNamespace,
   });
+  const result =
+    sets.fallbacks.length === 0
+      ? injection
+      : {
+          ...injection,
+          warnings: [...injection.warnings, ...sets.fallbacks.map(setFallbackWarning)],
+        };
   const owner = `${result.owner.kind}/${result.owner.name}`;
   if (result.injected) return injected(req.uid, result, choice, owner);
   // Every pod the webhook sees leaves with a mark, so the controller can tell a skipped pod
@@ -171,7 +190,9 @@ export function admitWorkload(req: AdmissionRequest, state: AdmissionState): Adm
   if (!name) return notHandled(req.uid);
   const object = { ...req.object, kind: req.kind.kind, metadata: { ...req.object.metadata, name } };
   const old = req.operation === 'UPDATE' ? req.oldObject : undefined;
-  const patch = admissionStampPatch(object, old, stampRevision(old, state));
+  const proxy = admissionStampPatch(object, old, stampRevision(old, state));
+  const sets = setStampAnnotations(object, old, wantedSetStamps(object, ns, state));
+  const patch = withSetStamps(proxy, object, sets);
   if (patch.length === 0)
     return { response: allow(req.uid), result: { outcome: 'unchanged', reason: 'stamp-current' } };
   return { response: allow(req.uid, patch), result: { outcome: 'stamped', reason: 'stamped' } };
@@ -188,17 +209,46 @@ function stampRevision(old: KubeObject | undefined, state: AdmissionState): stri
 }
 
 /**
+ * The sets whose stamp the workload's template should carry: those that select its pods. Where
+ * the namespace is not known, a set with a namespace selector is left to the controller, as the
+ * webhook leaves it out of the pods.
+ */
+function wantedSetStamps(
+  workload: KubeObject,
+  ns: NamespaceMeta | 'assume-enabled',
+  state: AdmissionState,
+): SetStampWanted[] {
+  const sets = appliedSets(state.snapshot.config);
+  const template = templateOf(workload);
+  if (sets.length === 0 || !template) return [];
+  const name = workload.metadata?.namespace ?? '';
+  const namespace = ns === 'assume-enabled' ? { name, labels: {}, annotations: {} } : ns;
+  return sets.flatMap((a) => {
+    if (ns === 'assume-enabled' && a.set.namespaceSelector) return [];
+    if (setSelectsTemplate(a, template, namespace, workload.kind ?? '') !== undefined) return [];
+    const held = state.pinnedSets?.get(a.set.name);
+    return [
+      { key: a.keys.configRevision, revision: a.revision, held: (r) => held?.has(r) ?? false },
+    ];
+  });
+}
+
+/** The annotations of a pod a controller made from a template, which may pin its sets. */
+function controlledAnnotations(req: AdmissionRequest): Record<string, string> | undefined {
+  const meta = req.object?.metadata;
+  const owners: unknown = meta?.ownerReferences;
+  const controlled =
+    Array.isArray(owners) && owners.some((o) => isRecord(o) && o.controller === true);
+  const annotations = meta?.annotations;
+  return controlled && isRecord(annotations) ? (annotations as Record<string, string>) : undefined;
+}
+
+/**
  * The revision a pod's stamped template asks for, if any. Only a pod a controller made from a
  * template (a ReplicaSet's, a StatefulSet's, a DaemonSet's) is pinned: a bare pod's annotation
  * is its creator's word alone, and it gets the current revision.
  */
 export function requestedRevision(req: AdmissionRequest): string | undefined {
-  const meta = req.object?.metadata;
-  const owners: unknown = meta?.ownerReferences;
-  const controlled =
-    Array.isArray(owners) && owners.some((o) => isRecord(o) && o.controller === true);
-  if (!controlled) return undefined;
-  const annotations = meta?.annotations;
-  const value = isRecord(annotations) ? annotations[CONFIG_REVISION] : undefined;
+  const value = controlledAnnotations(req)?.[CONFIG_REVISION];
   return typeof value === 'string' && value !== '' ? value : undefined;
 }

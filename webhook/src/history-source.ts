@@ -5,7 +5,13 @@
 
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { KubeApi } from '@outrigger/kube';
-import { readHistory, type RevisionContent } from '@outrigger/shared';
+import {
+  readHistory,
+  readSetHistory,
+  type HeldSets,
+  type RevisionContent,
+  type SetRevisionContent,
+} from '@outrigger/shared';
 import type { ObjectRef } from './flags';
 import type { Logger } from './log';
 import type { WebhookMetrics } from './metrics';
@@ -16,6 +22,7 @@ export const HISTORY_WAIT_MS = 5000;
 
 export class HistorySource {
   private held: ReadonlyMap<string, RevisionContent> = new Map();
+  private heldSets: HeldSets = new Map();
   private readonly configMap: NamedConfigMap;
   private readonly reported = new Set<string>();
 
@@ -34,9 +41,15 @@ export class HistorySource {
     return this.held;
   }
 
+  /** Each sidecar set's revisions held, by set and revision. */
+  get setContents(): HeldSets {
+    return this.heldSets;
+  }
+
   private take(cm: V1ConfigMap | undefined): void {
     const history = readHistory(cm?.data);
-    for (const problem of history.problems) {
+    const sets = readSetHistory(cm?.data);
+    for (const problem of [...history.problems, ...sets.problems]) {
       if (this.reported.has(problem)) continue;
       this.reported.add(problem);
       this.deps.logger.warn('revision history entry left out', {
@@ -45,6 +58,13 @@ export class HistorySource {
       });
     }
     this.held = new Map(history.entries.map((e) => [e.revision, e.content]));
+    const held = new Map<string, Map<string, SetRevisionContent>>();
+    for (const e of sets.entries) {
+      const bySet = held.get(e.set) ?? new Map<string, SetRevisionContent>();
+      bySet.set(e.revision, e.content);
+      held.set(e.set, bySet);
+    }
+    this.heldSets = held;
     this.onChange();
   }
 

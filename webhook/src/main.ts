@@ -184,6 +184,7 @@ async function startSources(
         ? {
             snapshot,
             pinned,
+            pinnedSets: history?.setContents,
             namespaces: nsView,
             nativeSidecarSupported: native,
             systemNamespace: flags.systemNamespace,
