@@ -204,6 +204,9 @@ image_ref() { # name -> reference from the images index
   awk -v n="$1" '{r = $2; sub(/:[^:\/]*$/, "", r); sub(/.*\//, "", r)} r == n {ref = $2} END {print ref}' "${IMAGES_INDEX}"
 }
 
+# The log shipper's second name (e2e/src/in-cluster.ts names it too: SHIPPER_NEXT_IMAGE).
+SHIPPER_NEXT_REF="localhost/outrigger/log-shipper:1.1"
+
 node_ctr() { ctr --address "${CONTAINERD_SOCK}" -n k8s.io "$@"; }
 
 import_images() { # [name...]: only these images (default: every one in the index)
@@ -228,6 +231,12 @@ import_images() { # [name...]: only these images (default: every one in the inde
     node_ctr images tag --force "$(image_ref demo-proxy)" "${alias}" >/dev/null ||
       fail "tagging the demo proxy as ${alias} failed"
   done
+  # The log shipper also answers to a second tag, so a test can change a sidecar set's image
+  # with nothing to pull (the sidecar-set waves suite).
+  if [[ -n "$(image_ref log-shipper)" ]]; then
+    node_ctr images tag --force "$(image_ref log-shipper)" "${SHIPPER_NEXT_REF}" >/dev/null ||
+      fail "tagging the log shipper as ${SHIPPER_NEXT_REF} failed"
+  fi
   # and the pause image to the name the tests' workloads (and outrigger check) use
   node_ctr images tag --force "$(image_ref pause)" registry.k8s.io/pause:3.10 >/dev/null ||
     fail "tagging the pause image failed"

@@ -26,6 +26,7 @@ export const IN_CLUSTER_ENV = {
   image: 'OUTRIGGER_E2E_IMAGE',
   proxyImage: 'OUTRIGGER_E2E_PROXY_IMAGE',
   shipperImage: 'OUTRIGGER_E2E_SHIPPER_IMAGE',
+  shipperImageNext: 'OUTRIGGER_E2E_SHIPPER_IMAGE_NEXT',
 } as const;
 
 /**
@@ -69,7 +70,12 @@ export interface InClusterTarget {
   proxyValues: string[];
   /** The log shipper's image, a second sidecar set's (e2e/log-shipper); absent: none here. */
   shipperImage?: string;
+  /** The same shipper under another name, for a change of the set's image alone. */
+  shipperImageNext?: string;
 }
+
+/** The log shipper's second name on the local cluster's node (e2e/cluster/node.sh tags it). */
+export const SHIPPER_NEXT_IMAGE = 'localhost/outrigger/log-shipper:1.1';
 
 /**
  * The images `make images` built, by name (the reference's last path element: outrigger,
@@ -111,7 +117,14 @@ export async function prepareInCluster(cluster: Cluster): Promise<InClusterTarge
     }
     const proxyValues = [`config.proxy.image=${proxyImage}`, `config.init.image=${proxyImage}`];
     const shipperImage = process.env[IN_CLUSTER_ENV.shipperImage];
-    return { image: splitReference(image), proxyImage, proxyValues, shipperImage };
+    const shipperImageNext = process.env[IN_CLUSTER_ENV.shipperImageNext];
+    return {
+      image: splitReference(image),
+      proxyImage,
+      proxyValues,
+      shipperImage,
+      shipperImageNext,
+    };
   }
   if (!(await realNodeReady(cluster))) {
     return 'the local cluster has no real node (e2e/cluster/up.sh said why when it started)';
@@ -120,7 +133,8 @@ export async function prepareInCluster(cluster: Cluster): Promise<InClusterTarge
   const proxy = builtImages().get('demo-proxy');
   if (!proxy) return 'the demo proxy image is not built (make images)';
   const shipperImage = builtImages().get('log-shipper')?.reference;
-  return { image, proxyImage: proxy.reference, proxyValues: [], shipperImage };
+  const shipperImageNext = shipperImage ? SHIPPER_NEXT_IMAGE : undefined;
+  return { image, proxyImage: proxy.reference, proxyValues: [], shipperImage, shipperImageNext };
 }
 
 const TARGET_ENV = 'OUTRIGGER_E2E_IN_CLUSTER';

@@ -36,3 +36,4 @@ export * from './wait';
 export * from './install';
 export * from './reconcile-suite';
 export * from './rolling-timeline';
+export * from './sidecar-sets';

@@ -8,10 +8,7 @@
 import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import type { V1Pod } from '@kubernetes/client-node';
-import { parseDocument } from 'yaml';
 import {
-  CONFIG_MAP_KEY,
   CONFIG_MAP_NAME,
   REVISION,
   SYSTEM_NAMESPACE,
@@ -22,26 +19,29 @@ import {
 } from '@outrigger/shared';
 import {
   MERGE_PATCH,
+  SHIPPER_CONTAINER as SHIPPER,
   apply,
   connect,
+  containerNames,
   deploymentYaml,
   done,
   inClusterTarget,
   kubeconfigPath,
   pending,
-  podReady,
   podsRunningWithProxy,
   repoRoot,
+  runningWithSets as runningWithSetsOf,
+  shipperSet,
   useInstall,
   waitFor,
   waitForRollout,
+  writeSets as writeSetsOf,
   type InClusterTarget,
 } from '../src';
 
 const run = promisify(execFile);
 const CLI = path.join(repoRoot, 'cli', 'bin', 'outrigger.js');
 const MINUTES = 60_000;
-const SHIPPER = 'shipper';
 
 const target = inClusterTarget();
 const skip =
@@ -53,102 +53,16 @@ const skip =
 const describeInCluster = skip === undefined ? describe : describe.skip;
 if (skip !== undefined) process.stderr.write(`[e2e] sidecar-sets suite skipped: ${skip}\n`);
 
-/** The log shipper set: a native sidecar that reads the app's logs, told its revision by the pod's label. */
-function shipperSet(image: string): Record<string, unknown> {
-  return {
-    name: 'log-shipper',
-    containers: [
-      {
-        name: SHIPPER,
-        image,
-        imagePullPolicy: 'Never',
-        env: [
-          {
-            name: 'SHIPPER_REVISION',
-            valueFrom: {
-              fieldRef: { fieldPath: `metadata.labels['${setRevisionLabel('log-shipper')}']` },
-            },
-          },
-        ],
-        ports: [{ containerPort: 2020, name: 'shipper' }],
-        readinessProbe: { httpGet: { path: '/ready', port: 2020 }, periodSeconds: 2 },
-        resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '96Mi' } },
-        securityContext: {
-          runAsNonRoot: true,
-          readOnlyRootFilesystem: true,
-          allowPrivilegeEscalation: false,
-          capabilities: { drop: ['ALL'] },
-          seccompProfile: { type: 'RuntimeDefault' },
-        },
-        volumeMounts: [{ name: 'app-logs', mountPath: '/var/log/app', readOnly: true }],
-      },
-    ],
-    volumes: [{ name: 'app-logs', emptyDir: {} }],
-  };
-}
-
-const containerNames = (pod: V1Pod): string[] => [
-  ...(pod.spec?.initContainers ?? []).map((c) => c.name),
-  ...(pod.spec?.containers.map((c) => c.name) ?? []),
-];
-
 describeInCluster('sidecar sets, on a node that runs containers', () => {
   const cluster = connect();
   const { image, proxyValues, shipperImage } = target as InClusterTarget;
   let app = '';
   useInstall(cluster, { prefix: 'sets', image, values: proxyValues, created: (n) => (app = n) });
 
-  const configMap = () =>
-    cluster.core.readNamespacedConfigMap({ name: CONFIG_MAP_NAME, namespace: SYSTEM_NAMESPACE });
 
-  /** Writes config.yaml with `sets` as given, the way an admin edits it; returns the text. */
-  async function writeSets(sets: unknown[]): Promise<string> {
-    const doc = parseDocument((await configMap()).data?.[CONFIG_MAP_KEY] ?? '');
-    doc.setIn(['sets'], sets);
-    const text = doc.toString();
-    await cluster.core.patchNamespacedConfigMap(
-      {
-        name: CONFIG_MAP_NAME,
-        namespace: SYSTEM_NAMESPACE,
-        body: { data: { [CONFIG_MAP_KEY]: text } },
-      },
-      MERGE_PATCH,
-    );
-    return text;
-  }
-
-  /** Pods of `app=<name>`, `count` of them, Running and Ready with the proxy and every container running. */
-  async function runningWithSets(name: string, count: number): Promise<V1Pod[]> {
-    const pods = await podsRunningWithProxy(cluster, app, `app=${name}`, count);
-    return waitFor(
-      `the ${count} pods of ${name} with every container running`,
-      async () => {
-        const live = (
-          await cluster.core.listNamespacedPod({ namespace: app, labelSelector: `app=${name}` })
-        ).items.filter((p) => !p.metadata?.deletionTimestamp);
-        const statuses = (p: V1Pod) => [
-          ...(p.status?.initContainerStatuses ?? []),
-          ...(p.status?.containerStatuses ?? []),
-        ];
-        const running = live.filter(
-          (p) =>
-            podReady(p) &&
-            statuses(p)
-              .filter((s) => s.name !== 'outrigger-init')
-              .every((s) => s.state?.running),
-        );
-        return running.length === count && live.length === count && pods.length === count
-          ? done(live)
-          : pending(
-              live.map((p) => [
-                p.metadata?.name,
-                statuses(p).map((s) => [s.name, Object.keys(s.state ?? {})]),
-              ]),
-            );
-      },
-      { timeoutMs: 3 * MINUTES, intervalMs: 1000 },
-    );
-  }
+  const writeSets = (sets: unknown[]) => writeSetsOf(cluster, sets);
+  const runningWithSets = (name: string, count: number) =>
+    runningWithSetsOf(cluster, app, name, count);
 
   let shipperRevision = '';
 
