@@ -3,8 +3,10 @@
 
 import {
   ESCAPED_POD_SELECTOR,
+  DEFAULT_SET,
   RESUME,
   REVISION,
+  setWaveKeys,
   STAMPED_KINDS,
   formatTime,
   namespaceMeta,
@@ -22,7 +24,7 @@ import { ClusterError, UsageError, type Io } from './io';
 
 export const FLEET_USAGE = `Usage: outrigger status [-n NAMESPACE] [-o wide|json]   one line per workload in opted-in namespaces
        outrigger restart -n NAMESPACE [KIND/NAME...]     restart due owners now (for rollout.mode manual)
-       outrigger resume                                  resume a wave a stalled rollout stopped
+       outrigger resume [SET]                            resume a wave a stalled rollout stopped (a sidecar set's, named)
 ${FLEET_FLAGS}`;
 
 const FIELD_MANAGER = 'outrigger-cli';
@@ -201,19 +203,33 @@ async function restartOne(
   }
 }
 
+/** A configured set's resume key; a name the configuration has no set of is a usage error. */
+async function setResumeKey(c: Cluster, set: string): Promise<string> {
+  const names = (await readConfig(c)).config.sets.map((s) => s.name);
+  if (!names.includes(set))
+    throw new UsageError(
+      `the configuration has no sidecar set ${set}; its sets: ${names.length > 0 ? names.join(', ') : 'none'} (without a name, resume resumes the proxy's wave)`,
+    );
+  return setWaveKeys(set).resume;
+}
+
 export async function resumeCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parseClusterArgs(args);
-  if (positionals.length > 0) throw new UsageError(`resume takes no arguments\n\n${FLEET_USAGE}`);
+  if (positionals.length > 1)
+    throw new UsageError(`resume takes at most one sidecar set's name\n\n${FLEET_USAGE}`);
+  const [set = DEFAULT_SET] = positionals;
   const c = connect(values);
+  const key = set === DEFAULT_SET ? RESUME : await setResumeKey(c, set);
   const at = formatTime(Date.now());
   await c.api.patch(
     configMapPath(c.configMap.namespace, c.configMap.name),
-    { metadata: { annotations: { [RESUME]: at } } },
+    { metadata: { annotations: { [key]: at } } },
     'merge',
     { fieldManager: FIELD_MANAGER },
   );
+  const which = set === DEFAULT_SET ? 'the wave' : `the wave of set ${set}`;
   io.stdout(
-    `asked the controller to resume the wave (${RESUME}=${at} on ConfigMap ${c.configMap.namespace}/${c.configMap.name})\n`,
+    `asked the controller to resume ${which} (${key}=${at} on ConfigMap ${c.configMap.namespace}/${c.configMap.name})\n`,
   );
   return 0;
 }

@@ -366,6 +366,26 @@ describe('outrigger status, restart and resume', () => {
     });
   });
 
+  it("resume SET annotates the ConfigMap with that set's resume; a set not configured is a usage error", async () => {
+    const path = `/api/v1/namespaces/${SYSTEM}/configmaps/outrigger-config`;
+    const sets =
+      'sets:\n  - name: logs\n    containers: [{name: shipper, image: "ghcr.io/acme/shipper:1"}]\n';
+    api.objects.set(path, {
+      metadata: { name: 'outrigger-config', namespace: SYSTEM },
+      data: { 'config.yaml': `${DEFAULT_CONFIG_YAML.replace(/^sets: \[\]\n?/m, '')}\n${sets}` },
+    });
+    api.writes.set(`PATCH ${path}`, () => ({ body: {} }));
+    const resumed = await outrigger('resume', 'logs');
+    expect(resumed.code).toBe(0);
+    expect(resumed.out).toContain('resume the wave of set logs (logs.sets.outrigger.dev/resume=');
+    expect(api.requests.find((r) => r.method === 'PATCH')?.body).toEqual({
+      metadata: { annotations: { 'logs.sets.outrigger.dev/resume': expect.stringMatching(/Z$/) } },
+    });
+    const unknown = await outrigger('resume', 'tracer');
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toContain('the configuration has no sidecar set tracer; its sets: logs');
+  });
+
   it('gives the API server message, and exits 1, when the ConfigMap is missing', async () => {
     api.objects.delete(`/api/v1/namespaces/${SYSTEM}/configmaps/outrigger-config`);
     const { code, err } = await outrigger('status');

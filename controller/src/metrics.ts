@@ -25,9 +25,7 @@ export class ControllerMetrics {
   readonly forcedRollbackDeletions: Counter;
   readonly historyWrites: Counter<'outcome'>;
   /** Each sidecar set's wave: its restarts, its stop and its stage, by the set's name. */
-  readonly setRestarts: Counter<'set' | 'kind'>;
-  readonly setWaveStopped: Gauge<'set'>;
-  readonly setWaveStage: Gauge<'set' | 'stage'>;
+  readonly sets: ReturnType<ControllerMetrics['setWaveMetrics']>;
 
   constructor(
     readonly registry: Registry = new Registry(),
@@ -45,11 +43,7 @@ export class ControllerMetrics {
       forcedRollbackDeletions: this.forcedRollbackDeletions,
       historyWrites: this.historyWrites,
     } = this.waveMetrics(registers));
-    ({
-      restarts: this.setRestarts,
-      stopped: this.setWaveStopped,
-      stage: this.setWaveStage,
-    } = this.setWaveMetrics(registers));
+    this.sets = this.setWaveMetrics(registers);
     this.reconciles = new Counter({
       name: 'outrigger_controller_reconciles_total',
       help: 'Reconciles finished, by kind of key and outcome (done, requeue, retry, terminal).',
@@ -209,8 +203,8 @@ export class ControllerMetrics {
 
   /** A sidecar set's wave as of the last step; `sets` are the sets configured now. */
   setSetWave(set: string, stage: WaveStage, stopped: boolean): void {
-    this.setWaveStopped.set({ set }, stopped ? 1 : 0);
-    for (const s of WAVE_STAGES) this.setWaveStage.set({ set, stage: s }, s === stage ? 1 : 0);
+    this.sets.stopped.set({ set }, stopped ? 1 : 0);
+    for (const s of WAVE_STAGES) this.sets.stage.set({ set, stage: s }, s === stage ? 1 : 0);
   }
 
   setStage(stage: WaveStage): void {
@@ -230,8 +224,8 @@ export class ControllerMetrics {
     this.owners.reset();
     this.waveStage.reset();
     this.waveStopped.set(0);
-    this.setWaveStopped.reset();
-    this.setWaveStage.reset();
+    this.sets.stopped.reset();
+    this.sets.stage.reset();
   }
 
   setRevision(revision: string): void {

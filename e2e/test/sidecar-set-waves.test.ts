@@ -84,9 +84,6 @@ describeInCluster('each sidecar set rolls on its own, on a node that runs contai
       items.filter((rs) => rs.metadata?.ownerReferences?.some((o) => o.name === name)).length;
     return { web: count('web'), canary: count('canary'), solo: count('solo') };
   }
-  const pods = async (name: Owner): Promise<V1Pod[]> =>
-    (await cluster.core.listNamespacedPod({ namespace: app, labelSelector: `app=${name}` })).items;
-
   /**
    * Waits until both waves are recorded complete at the revisions given, every owner's template
    * stamped with them (the shipper's on the owners that carry it) and its rollout done.
@@ -125,10 +122,15 @@ describeInCluster('each sidecar set rolls on its own, on a node that runs contai
     );
   }
 
-  /** Every pod of every owner: the proxy at `proxy`, the shipper (where carried) at `shipper`. */
-  async function podsAt(proxy: string, shipper: string): Promise<void> {
+  /**
+   * Every pod of every owner, once the old ones are gone: the proxy at `proxy`, the shipper
+   * (where carried) at `shipper`. Gives them by owner.
+   */
+  async function podsAt(proxy: string, shipper: string): Promise<Map<Owner, V1Pod[]>> {
+    const byOwner = new Map<Owner, V1Pod[]>();
     for (const [name, count] of Object.entries(OWNERS) as [Owner, number][]) {
       const running = await runningWithSets(cluster, app, name, count);
+      byOwner.set(name, running);
       for (const pod of running) {
         const labels = pod.metadata?.labels ?? {};
         expect([name, labels[REVISION]]).toEqual([name, proxy]);
@@ -136,6 +138,7 @@ describeInCluster('each sidecar set rolls on its own, on a node that runs contai
         else expect([name, labels[KEYS.podRevision]]).toEqual([name, shipper]);
       }
     }
+    return byOwner;
   }
 
   let first: ConfigEdit;
@@ -194,8 +197,8 @@ describeInCluster('each sidecar set rolls on its own, on a node that runs contai
       const solo = await deployment('solo');
       expect(solo.metadata?.generation).toBe(soloBefore.metadata?.generation);
       expect(template(solo)[KEYS.configRevision]).toBeUndefined();
-      await podsAt(first.proxy, second.sets.get(SHIPPER_SET) ?? '');
-      for (const pod of await pods('web')) {
+      const running = await podsAt(first.proxy, second.sets.get(SHIPPER_SET) ?? '');
+      for (const pod of running.get('web') ?? []) {
         const shipper = pod.spec?.initContainers?.find((c) => c.name === SHIPPER_CONTAINER);
         expect(shipper?.image).toBe(shipperImageNext);
       }

@@ -59,7 +59,6 @@ describeInCluster('sidecar sets, on a node that runs containers', () => {
   let app = '';
   useInstall(cluster, { prefix: 'sets', image, values: proxyValues, created: (n) => (app = n) });
 
-
   const writeSets = (sets: unknown[]) => writeSetsOf(cluster, sets);
   const runningWithSets = (name: string, count: number) =>
     runningWithSetsOf(cluster, app, name, count);

@@ -34,6 +34,7 @@ export * from './rollout/forced-rollback';
 export * from './rollout/forced-rollback-plan';
 export * from './rollout/wave-stage';
 export * from './rollout/owner-state';
+export * from './rollout/set-wave';
 export * from './rollout/pod-counts';
 export { WEBHOOK_RECHECK_MS } from './rollout/wave-verdict';
 export * from './rollout/quiet-owners';

@@ -139,7 +139,10 @@ export function setWaveKeys(set: string): WaveKeys {
   let keys = setKeysCache.get(set);
   if (keys) return keys;
   const under = (name: string): string => `${set}.${SETS_PREFIX}/${name.slice(PREFIX.length + 1)}`;
-  const entries = Object.entries(PROXY_KEYS).map(([k, v]) => [k, k === 'set' ? set : under(v)]);
+  const entries = Object.entries(PROXY_KEYS as unknown as Record<string, string>).map(([k, v]) => [
+    k,
+    k === 'set' ? set : under(v),
+  ]);
   keys = Object.freeze(Object.fromEntries(entries) as unknown as WaveKeys);
   // Set names are bounded by the configuration (MAX_SETS); a cache of every name ever seen is
   // bounded by the configurations a process reads, which a long life keeps small anyway.

@@ -240,7 +240,7 @@ function controlledAnnotations(req: AdmissionRequest): Record<string, string> | 
   const controlled =
     Array.isArray(owners) && owners.some((o) => isRecord(o) && o.controller === true);
   const annotations = meta?.annotations;
-  return controlled && isRecord(annotations) ? (annotations as Record<string, string>) : undefined;
+  return controlled && isRecord(annotations) ? annotations : undefined;
 }
 
 /**

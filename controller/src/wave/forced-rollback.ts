@@ -68,5 +68,8 @@ export async function deleteStuckPod(
     once: null,
   });
   const had = readForcedRecord(workload.metadata?.annotations, keys);
-  await writes.patchWorkload(workload, forcedRecordPatch(had, deletion.from, name, nowMs, keys));
+  await writes.patchWorkload(
+    workload,
+    forcedRecordPatch(had, { from: deletion.from, pod: name }, nowMs, keys),
+  );
 }

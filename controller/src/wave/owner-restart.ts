@@ -5,13 +5,16 @@
 // restarts the owner only to stamp it. Then the metrics, one log line and an Event per wave.
 
 import {
+  NO_REVISION,
   desiredStamp,
   mergePatches,
   ownerKey,
   readStamp,
   restartPatch,
   stampMergePatch,
+  type FleetOwners,
   type RestartOrder,
+  type WaveReportEntry,
   type Workload,
 } from '@outrigger/shared';
 import { workloadSubject } from '../events';
@@ -69,21 +72,29 @@ export function ownerRestartPatch(
   let body: Record<string, unknown> = {};
   for (const { wave, order } of orders)
     body = mergePatches(body, restartPatch({ workload, order, nowMs, keys: wave.keys }));
-  const key = ownerKey(orders[0]?.order.owner ?? { namespace: '', kind: 'Deployment', name: '' });
+  return mergePatches(body, missingStamps(workload, orders, waves));
+}
+
+/** The stamps the template lacks of the waves that do not restart the owner: what its pods get. */
+function missingStamps(
+  workload: Workload,
+  orders: readonly WaveOrder[],
+  waves: readonly PlannedWave[],
+): Record<string, unknown> {
+  const [first] = orders;
+  if (!first) return {};
+  const key = ownerKey(first.order.owner);
   const ordered = new Set(orders.map((o) => o.wave));
-  const shed = orders.some((o) => o.order.kind === 'shed' && o.wave.set === undefined);
   const missing: Record<string, string> = {};
-  for (const { wave, plan } of waves) {
-    if (!wave.set || ordered.has(wave) || !plan.unstamped.has(key)) continue;
-    missing[wave.keys.configRevision] = wave.revision;
-  }
+  for (const { wave, plan } of waves)
+    if (wave.set && !ordered.has(wave) && plan.unstamped.has(key))
+      missing[wave.keys.configRevision] = wave.revision;
+  const sets = { spec: { template: { metadata: { annotations: missing } } } };
   // The proxy's stamp names the owner too; a restart that sheds the proxy takes it off instead.
-  const proxy = waves[0];
-  if (!shed && proxy && !ordered.has(proxy.wave) && !readStamp(workload))
-    body = mergePatches(body, stampMergePatch(desiredStamp(workload, proxy.wave.revision)));
-  if (Object.keys(missing).length > 0)
-    body = mergePatches(body, { spec: { template: { metadata: { annotations: missing } } } });
-  return body;
+  const proxy = waves[0]?.wave;
+  const shed = orders.some((o) => o.order.kind === 'shed' && o.wave.set === undefined);
+  if (shed || !proxy || ordered.has(proxy) || readStamp(workload)) return sets;
+  return mergePatches(stampMergePatch(desiredStamp(workload, proxy.revision)), sets);
 }
 
 /** Restarts the owner for all its orders, then counts, logs and tells each. */
@@ -100,7 +111,7 @@ export async function restartOwner(
   );
   if (!written) return;
   for (const { wave, order } of orders) {
-    if (wave.set) deps.metrics.setRestarts.inc({ set: wave.keys.set, kind: order.kind });
+    if (wave.set) deps.metrics.sets.restarts.inc({ set: wave.keys.set, kind: order.kind });
     else {
       deps.metrics.restarts.inc({ kind: order.kind });
       if (order.kind === 'rollback') deps.metrics.rollbacks.inc();
@@ -124,4 +135,18 @@ export async function restartOwner(
         : restartMessage(order, detail),
       once: null,
     });
+}
+
+/** A restart held by the budget alone, as the order it would be. */
+export function joinOrder(e: WaveReportEntry, wave: WaveOf): RestartOrder {
+  const kind = e.state === 'escaped' ? 'heal' : 'rollout';
+  return { owner: e.owner, kind, revision: wave.revision };
+}
+
+/** Owners in a set's scope whose template lacks the set's stamp. */
+export function unstampedOf(owners: FleetOwners): ReadonlySet<string> {
+  const keys = new Set<string>();
+  for (const a of owners.active)
+    if (a.pinned === undefined && a.target !== NO_REVISION) keys.add(ownerKey(a.owner));
+  return keys;
 }

@@ -11,20 +11,15 @@
 
 import { apiErrorMessage, backoffDelay, isRefusal, WORKLOAD_RESOURCES } from '@outrigger/kube';
 import {
-  NO_REVISION,
-  PROXY_KEYS,
   appliedSets,
   completionPatch,
   earliest,
   ownerKey,
   planFleet,
   readWave,
-  setRolloutConfig,
-  type AppliedSet,
   type FleetOwners,
   type OwnerAssessment,
   type OwnerRef,
-  type RestartOrder,
   type WaveInput,
   type WavePlan,
   type WaveReportEntry,
@@ -43,7 +38,15 @@ import {
 } from './owner-backoff';
 import type { ActedOn, Joinable, StepContext, WaveDeps, WaveOf } from './wave-contract';
 import { reportEvent } from './wave-messages';
-import { ordersByOwner, restartOwner, type PlannedWave, type WaveOrder } from './owner-restart';
+import {
+  joinOrder,
+  ordersByOwner,
+  restartOwner,
+  unstampedOf,
+  type PlannedWave,
+  type WaveOrder,
+} from './owner-restart';
+import { proxyWave, setWave } from './wave-of';
 import { WaveRecord } from './wave-record';
 import { WaveWrites, withResourceVersion } from './wave-writes';
 
@@ -66,19 +69,6 @@ interface Step extends StepContext {
 }
 
 const detailKey = (wave: WaveOf, key: string): string => `${wave.keys.set} ${key}`;
-
-/** The proxy's wave of a configuration. */
-function proxyWave(config: ConfigInForce): WaveOf {
-  const { revision } = config;
-  return { keys: PROXY_KEYS, revision, config: config.config, title: `revision ${revision}` };
-}
-
-/** A sidecar set's wave: its names, its revision, the configuration with its rollout. */
-function setWave(config: ConfigInForce, set: AppliedSet): WaveOf {
-  const { revision, keys } = set;
-  const title = `set ${keys.set} revision ${revision}`;
-  return { keys, revision, config: setRolloutConfig(config.config, set), set, title };
-}
 
 export class WaveRunner {
   /** Owners whose last write the API server refused, by ownerKey, with when to try again. */
@@ -165,11 +155,8 @@ export class WaveRunner {
 
   /** The plan cut to what carryOut writes, logs or reports. */
   private actedOn(plan: WavePlan, step: Step, wave: WaveOf, owners: FleetOwners): ActedOn {
-    const { config } = wave;
     const restarting = new Set(plan.restart.map((o) => ownerKey(o.owner)));
-    const dryRun = config.rollout.mode === 'dry-run';
-    const report: WaveReportEntry[] = [];
-    const joinable: Joinable[] = [];
+    const kept = { report: [] as WaveReportEntry[], joinable: [] as Joinable[] };
     let windowClosed = false;
     let judging = false;
     for (const key of [...step.details.keys()])
@@ -180,14 +167,13 @@ export class WaveRunner {
       if (e.reason === 'window-closed') windowClosed = true;
       // A forced rollback reads the pods at the failed revision, which is the current one.
       if (e.gate !== undefined || e.reason === 'forced-rollback') judging = true;
-      if ((dryRun && e.action === 'restart') || reportEvent(e, config)) report.push(e);
-      if (e.action === 'wait' && e.reason === 'budget' && config.rollout.mode === 'auto')
-        joinable.push(joinOrder(e, wave));
+      keep(kept, e, wave);
     }
     // A new object with the plan's fields and the cut report: the plan's own report dies here.
     // A rollback still rolling may need a forced rollback, which reads the pods it left: widen.
     if (plan.stage === 'rolling-back') judging = true;
-    return { ...plan, report, windowClosed, judging, joinable, unstamped: unstampedOf(owners) };
+    const unstamped = unstampedOf(owners);
+    return { ...plan, ...kept, windowClosed, judging, unstamped };
   }
 
   /**
@@ -235,8 +221,8 @@ export class WaveRunner {
     }
     // A set taken out of the configuration has no wave to report on any more.
     if ([...this.setsReported].some((n) => !names.has(n))) {
-      metrics.setWaveStopped.reset();
-      metrics.setWaveStage.reset();
+      metrics.sets.stopped.reset();
+      metrics.sets.stage.reset();
       for (const { wave, plan } of waves)
         if (wave.set) metrics.setSetWave(wave.keys.set, plan.stage, plan.stopped);
     }
@@ -388,16 +374,15 @@ export class WaveRunner {
   }
 }
 
-/** A restart held by the budget alone, as the order it would be. */
-function joinOrder(e: WaveReportEntry, wave: WaveOf): RestartOrder {
-  const kind = e.state === 'escaped' ? 'heal' : 'rollout';
-  return { owner: e.owner, kind, revision: wave.revision };
-}
-
-/** Owners in a set's scope whose template lacks the set's stamp. */
-function unstampedOf(owners: FleetOwners): ReadonlySet<string> {
-  const keys = new Set<string>();
-  for (const a of owners.active)
-    if (a.pinned === undefined && a.target !== NO_REVISION) keys.add(ownerKey(a.owner));
-  return keys;
+/** What of a report entry the step keeps: its Event or dry-run line, a restart it may join. */
+function keep(
+  kept: { report: WaveReportEntry[]; joinable: Joinable[] },
+  e: WaveReportEntry,
+  wave: WaveOf,
+): void {
+  const { rollout } = wave.config;
+  if ((rollout.mode === 'dry-run' && e.action === 'restart') || reportEvent(e, wave.config))
+    kept.report.push(e);
+  if (e.action === 'wait' && e.reason === 'budget' && rollout.mode === 'auto')
+    kept.joinable.push(joinOrder(e, wave));
 }

@@ -34,17 +34,16 @@ export function choosePinnedSets(
 ): PinnedSetsChoice {
   const sets = appliedSets(snapshot.config);
   if (sets.length === 0 || !annotations) return { snapshot, fallbacks: [] };
-  let pins: [string, SetRevisionContent][] | undefined;
-  let fallbacks: PinnedSetsChoice['fallbacks'] | undefined;
+  const pins: [string, SetRevisionContent][] = [];
+  const fallbacks: PinnedSetsChoice['fallbacks'] = [];
   for (const a of sets) {
     const requested = annotations[a.keys.configRevision];
     if (!requested || requested === a.revision) continue;
     const content = held?.get(a.set.name)?.get(requested);
-    if (content) (pins ??= []).push([requested, content]);
-    else (fallbacks ??= []).push({ set: a.set.name, requested });
+    if (content) pins.push([requested, content]);
+    else fallbacks.push({ set: a.set.name, requested });
   }
-  if (!pins) return { snapshot, fallbacks: fallbacks ?? [] };
-  return { snapshot: variant(snapshot, pins), fallbacks: fallbacks ?? [] };
+  return { snapshot: pins.length > 0 ? variant(snapshot, pins) : snapshot, fallbacks };
 }
 
 function variant(snapshot: ConfigSnapshot, pins: [string, SetRevisionContent][]): ConfigSnapshot {
@@ -61,7 +60,7 @@ function variant(snapshot: ConfigSnapshot, pins: [string, SetRevisionContent][])
     }),
   };
   const made = frozenSnapshot(config, snapshot.revision);
-  if (!known) variants.set(snapshot, (known = new Map()));
+  if (!known) variants.set(snapshot, (known = new Map<string, ConfigSnapshot>()));
   if (known.size >= MAX_VARIANTS) known.clear();
   known.set(key, made);
   return made;

@@ -5,7 +5,6 @@
 
 import type { Config } from '../config/config';
 import { setRevision } from '../config/revision';
-import { effectiveRollout } from '../config/rollout-config';
 import { compareSets, DEFAULT_SET, type SidecarSetConfig } from '../config/sidecar-set';
 import {
   deepFreeze,
@@ -158,25 +157,6 @@ export function setSelectsTemplate(
   if (!a.selectsNamespace(namespace.labels))
     return `set ${name}'s namespaceSelector does not match namespace ${namespace.name}`;
   return setOptOut(a.injectKey, template, namespace);
-}
-
-/** The containers of a set whose trouble fails its health gate: its first sidecar, and its first init container. */
-export function setGateNames(a: AppliedSet): { proxy: string; init?: string } {
-  const [sidecar] = a.set.containers;
-  const [init] = a.set.initContainers;
-  if (sidecar) return init ? { proxy: sidecar.name, init: init.name } : { proxy: sidecar.name };
-  return { proxy: init?.name ?? '' };
-}
-
-const rolloutConfigs = new WeakMap<AppliedSet, { base: Config; config: Config }>();
-
-/** The configuration a set's wave reads: the one in force with the set's own rollout. */
-export function setRolloutConfig(base: Config, a: AppliedSet): Config {
-  const known = rolloutConfigs.get(a);
-  if (known?.base === base) return known.config;
-  const config = { ...base, rollout: effectiveRollout(base.rollout, a.set.rollout) };
-  rolloutConfigs.set(a, { base, config });
-  return config;
 }
 
 /** No sets: shared, never changed. */

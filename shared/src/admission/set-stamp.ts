@@ -40,6 +40,9 @@ function wantedValue(
   return oldValue;
 }
 
+const annotationsOf = (workload: KubeObject | undefined): Record<string, string> =>
+  (workload && templateOf(workload)?.metadata?.annotations) ?? {};
+
 /** The annotations to write so every set's stamp has its value; empty when all have. */
 export function setStampAnnotations(
   newWorkload: KubeObject,
@@ -47,12 +50,14 @@ export function setStampAnnotations(
   wanted: readonly SetStampWanted[],
 ): Record<string, string> {
   const out: Record<string, string> = {};
-  if (wanted.length === 0 || !templateOf(newWorkload)) return out;
-  const now = templateOf(newWorkload)?.metadata?.annotations ?? {};
-  const before = oldWorkload ? (templateOf(oldWorkload)?.metadata?.annotations ?? {}) : {};
-  const update = oldWorkload
-    ? { old: oldWorkload, changed: templateChanged(oldWorkload, newWorkload) }
-    : undefined;
+  const template = templateOf(newWorkload);
+  if (wanted.length === 0 || !template) return out;
+  const now = template.metadata?.annotations ?? {};
+  const before = annotationsOf(oldWorkload);
+  const update = oldWorkload && {
+    old: oldWorkload,
+    changed: templateChanged(oldWorkload, newWorkload),
+  };
   for (const want of wanted) {
     const value = wantedValue(want, now[want.key], before[want.key], update);
     if (value !== undefined && value !== now[want.key]) out[want.key] = value;

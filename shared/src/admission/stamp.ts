@@ -113,8 +113,7 @@ function unstamped(template: unknown): string {
     const map = isRecord(meta[field]) ? { ...meta[field] } : {};
     for (const key of STAMP_KEYS[field]) delete map[key];
     // The sets' stamps are ours too (set-stamp.ts): a restart of one set changes nothing of the user's.
-    if (field === 'annotations')
-      for (const key of Object.keys(map)) if (isSetStampKey(key)) delete map[key];
+    for (const key of Object.keys(map)) if (isSetStampKey(key)) delete map[key];
     if (Object.keys(map).length === 0) delete meta[field];
     else meta[field] = map;
   }

@@ -39,11 +39,11 @@ export function readForcedRecord(
 /** The merge patch recording one more pod deleted by the forced rollback from `from`. */
 export function forcedRecordPatch(
   had: ForcedRecord | undefined,
-  from: string,
-  pod: string,
+  deleted: { from: string; pod: string },
   nowMs: number,
   keys: WaveKeys = PROXY_KEYS,
 ): { metadata: { annotations: Labels } } {
+  const { from, pod } = deleted;
   const earlier = had?.from === from ? had.pods.filter((p) => p !== pod) : [];
   const value = `${from} ${[...earlier, pod].join(',')} ${formatTime(nowMs)}`;
   return { metadata: { annotations: { [keys.forcedRollback]: value } } };

@@ -239,23 +239,17 @@ function dueRestart(input: OwnerInput, inScope: boolean): OwnerAssessment['due']
 /** A set's restart: its stamp, then pods left on another of its revisions. */
 function dueSetRestart(input: OwnerInput, set: AppliedSet): OwnerAssessment['due'] {
   const { revision, pods } = input;
+  const { name } = set.set;
   const stamped = setStamp(input.workload, set.keys);
-  if (stamped === undefined)
-    return {
-      kind: 'rollout',
-      detail: `template not stamped for set ${set.set.name}: its pods predate the set`,
-    };
-  if (stamped !== revision)
-    return {
-      kind: 'rollout',
-      detail: `set ${set.set.name} stamped with revision ${stamped}, not ${revision}`,
-    };
-  if (pods.outdated > 0)
-    return {
-      kind: 'rollout',
-      detail: `${pods.outdated} pods run an older revision of set ${set.set.name}`,
-    };
-  return undefined;
+  const why =
+    stamped === undefined
+      ? `template not stamped for set ${name}: its pods predate the set`
+      : stamped !== revision
+        ? `set ${name} stamped with revision ${stamped}, not ${revision}`
+        : pods.outdated > 0
+          ? `${pods.outdated} pods run an older revision of set ${name}`
+          : undefined;
+  return why === undefined ? undefined : { kind: 'rollout', detail: why };
 }
 
 const rolloutFinished = (status: RolloutStatus): boolean =>

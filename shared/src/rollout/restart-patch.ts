@@ -38,21 +38,28 @@ const templateAnnotations = (annotations: Record<string, string | null>): Patch 
   spec: { template: { metadata: { annotations } } },
 });
 
+/** A set's stamp: its own annotation beside the proxy's stamp, which it leaves alone. */
+function setTemplatePatch(
+  had: string | undefined,
+  order: RestartOrder,
+  keys: WaveKeys,
+  nudge: Patch,
+): Patch {
+  if (order.kind === 'shed')
+    return had === undefined ? nudge : templateAnnotations({ [keys.configRevision]: null });
+  return had === order.revision
+    ? nudge
+    : templateAnnotations({ [keys.configRevision]: order.revision });
+}
+
 /** The template half of a restart: the stamp (or, when shedding, its removal). */
 function templatePatch(workload: Workload, order: RestartOrder, at: string, keys: WaveKeys): Patch {
   const meta = templateOf(workload)?.metadata ?? {};
   // The template must change or nothing rolls: a heal, pods left behind a current stamp, or
   // shedding from a template that carries no stamp to take off.
   const nudge = templateAnnotations({ [keys.restartedAt]: at });
-  if (keys !== PROXY_KEYS) {
-    // A set's stamp is its own annotation beside the proxy's stamp, which it leaves alone.
-    const had = meta.annotations?.[keys.configRevision];
-    if (order.kind === 'shed')
-      return had === undefined ? nudge : templateAnnotations({ [keys.configRevision]: null });
-    return had === order.revision
-      ? nudge
-      : templateAnnotations({ [keys.configRevision]: order.revision });
-  }
+  if (keys !== PROXY_KEYS)
+    return setTemplatePatch(meta.annotations?.[keys.configRevision], order, keys, nudge);
   if (order.kind === 'shed') {
     const off = {
       spec: {
