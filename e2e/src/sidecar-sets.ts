@@ -10,7 +10,7 @@ import {
   SYSTEM_NAMESPACE,
   appliedSets,
   configRevision,
-  mustParseConfig,
+  parseConfig,
   setRevisionLabel,
 } from '@outrigger/shared';
 import { MERGE_PATCH, type Cluster } from './cluster';
@@ -94,9 +94,11 @@ export async function editConfig(
     },
     MERGE_PATCH,
   );
-  const config = mustParseConfig(text);
-  const sets = new Map(appliedSets(config).map((a) => [a.set.name, a.revision]));
-  return { text, proxy: configRevision(config), sets };
+  // An edit may be invalid on purpose (a test of a refused configuration): no revisions then.
+  const read = parseConfig(text);
+  if (!read.ok) return { text, proxy: '', sets: new Map() };
+  const sets = new Map(appliedSets(read.config).map((a) => [a.set.name, a.revision]));
+  return { text, proxy: configRevision(read.config), sets };
 }
 
 /** Writes config.yaml with `sets` as given; returns the text. */

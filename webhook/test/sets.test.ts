@@ -2,12 +2,21 @@
 // second admission of the pod it made that changes nothing.
 
 import { applyPatch, type Operation } from 'fast-json-patch';
-import { makeSnapshot, mustParseConfig, setRevisionLabel, type PodLike } from '@outrigger/shared';
+import {
+  appliedSets,
+  makeSnapshot,
+  mustParseConfig,
+  setRevisionContent,
+  setRevisionLabel,
+  setWaveKeys,
+  type HeldSets,
+  type PodLike,
+} from '@outrigger/shared';
 import { admissionReview } from '@outrigger/testkit';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
-import { admitPod, type AdmissionState } from '../src/admit';
+import { admitPod, admitWorkload, type AdmissionState } from '../src/admit';
 import { createAdmissionHandler } from '../src/admission-handler';
 import { BodyBudget } from '../src/body';
 import { silentLogger } from '../src/log';
@@ -107,5 +116,112 @@ describe('the webhook with several sidecar sets', () => {
         text,
       )?.[1];
     expect([count('proxy'), count('log-shipper'), count('agent')]).toEqual(['3', '3', '2']);
+  });
+});
+
+describe("each set's stamp and pin", () => {
+  const shipperKeys = setWaveKeys('log-shipper');
+  const setNamed = (name: string) => appliedSets(config).find((a) => a.set.name === name);
+  const [agent, shipper] = [setNamed('agent'), setNamed('log-shipper')];
+  const workloadReview = (object: unknown, old?: unknown) =>
+    parseReview(
+      admissionReview(object, {
+        kind: { group: 'apps', version: 'v1', kind: 'Deployment' },
+        resource: { group: 'apps', version: 'v1', resource: 'deployments' },
+        operation: old ? 'UPDATE' : 'CREATE',
+        ...(old ? { oldObject: old } : {}),
+      }),
+    );
+  const deployment = (annotations: Record<string, string> = {}, labels = { app: 'web' }) => ({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web', namespace: 'shop' },
+    spec: {
+      selector: { matchLabels: { app: 'web' } },
+      template: { metadata: { labels, annotations }, spec: { containers: [{ name: 'app' }] } },
+    },
+  });
+
+  it("a created workload's template is stamped with every set that selects it, in the proxy's one operation", () => {
+    const created = admitWorkload(workloadReview(deployment()), state);
+    expect(created.result).toEqual({ outcome: 'stamped', reason: 'stamped' });
+    const after = applyPatch(
+      deployment(),
+      decoded(created.response.patch),
+      true,
+      false,
+    ).newDocument;
+    const annotations = after.spec.template.metadata.annotations as Record<string, string>;
+    expect(annotations[shipperKeys.configRevision]).toBe(shipper?.revision);
+    expect(annotations[setWaveKeys('agent').configRevision]).toBe(agent?.revision);
+    expect(annotations['outrigger.dev/config-revision']).toBe(state.snapshot.revision);
+  });
+
+  it("an update that moves only a set's stamp (the controller's restart) is left as written", () => {
+    const stamped = applyPatch(
+      deployment(),
+      decoded(admitWorkload(workloadReview(deployment()), state).response.patch),
+      true,
+      false,
+    ).newDocument;
+    const moved = structuredClone(stamped);
+    (moved.spec.template.metadata.annotations as Record<string, string>)[
+      shipperKeys.configRevision
+    ] = 'ffffffffff';
+    const update = admitWorkload(workloadReview(moved, stamped), state);
+    expect(update.result).toEqual({ outcome: 'unchanged', reason: 'stamp-current' });
+  });
+
+  it('a pod pinned to a set revision the history holds gets it; one it lost gets the current, with a warning', () => {
+    const older = mustParseConfig(
+      'sets:\n  - name: log-shipper\n    containers: [{name: shipper, image: "ghcr.io/acme/shipper:0.9"}]',
+    );
+    const old = appliedSets(older)[0];
+    const held: HeldSets = new Map([
+      [
+        'log-shipper',
+        new Map([
+          [old?.revision ?? '', setRevisionContent(old?.set ?? older.sets[0] ?? shipper!.set)],
+        ]),
+      ],
+    ]);
+    const pinnedPod = (revision: string): PodLike => ({
+      metadata: {
+        name: 'web-1',
+        labels: { app: 'web' },
+        annotations: { [shipperKeys.configRevision]: revision },
+        ownerReferences: [
+          {
+            apiVersion: 'apps/v1',
+            kind: 'ReplicaSet',
+            name: 'web-5d4',
+            uid: 'u',
+            controller: true,
+          },
+        ],
+      },
+      spec: { containers: [{ name: 'app' }] },
+    });
+    const image = (a: ReturnType<typeof admitPod>) => {
+      const after = applyPatch(
+        structuredClone(pinnedPod('x')),
+        decoded(a.response.patch),
+        true,
+        false,
+      ).newDocument;
+      return after.spec?.initContainers?.find((c) => c.name === 'shipper')?.image;
+    };
+    const pinned = admitPod(parseReview(admissionReview(pinnedPod(old?.revision ?? ''))), {
+      ...state,
+      pinnedSets: held,
+    });
+    expect(image(pinned)).toBe('ghcr.io/acme/shipper:0.9');
+    expect(pinned.response.warnings).toBeUndefined();
+    const lost = admitPod(parseReview(admissionReview(pinnedPod('ffffffffff'))), {
+      ...state,
+      pinnedSets: held,
+    });
+    expect(image(lost)).toBe('ghcr.io/acme/shipper:1.0');
+    expect(lost.response.warnings?.join(' ')).toContain('revision ffffffffff of set log-shipper');
   });
 });
