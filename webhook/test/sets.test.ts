@@ -151,7 +151,7 @@ describe("each set's stamp and pin", () => {
       true,
       false,
     ).newDocument;
-    const annotations = after.spec.template.metadata.annotations as Record<string, string>;
+    const annotations = after.spec.template.metadata.annotations;
     expect(annotations[shipperKeys.configRevision]).toBe(shipper?.revision);
     expect(annotations[setWaveKeys('agent').configRevision]).toBe(agent?.revision);
     expect(annotations['outrigger.dev/config-revision']).toBe(state.snapshot.revision);
@@ -165,9 +165,7 @@ describe("each set's stamp and pin", () => {
       false,
     ).newDocument;
     const moved = structuredClone(stamped);
-    (moved.spec.template.metadata.annotations as Record<string, string>)[
-      shipperKeys.configRevision
-    ] = 'ffffffffff';
+    moved.spec.template.metadata.annotations[shipperKeys.configRevision] = 'ffffffffff';
     const update = admitWorkload(workloadReview(moved, stamped), state);
     expect(update.result).toEqual({ outcome: 'unchanged', reason: 'stamp-current' });
   });
@@ -177,13 +175,9 @@ describe("each set's stamp and pin", () => {
       'sets:\n  - name: log-shipper\n    containers: [{name: shipper, image: "ghcr.io/acme/shipper:0.9"}]',
     );
     const old = appliedSets(older)[0];
+    if (!old) throw new Error('no set in the older configuration');
     const held: HeldSets = new Map([
-      [
-        'log-shipper',
-        new Map([
-          [old?.revision ?? '', setRevisionContent(old?.set ?? older.sets[0] ?? shipper!.set)],
-        ]),
-      ],
+      ['log-shipper', new Map([[old.revision, setRevisionContent(old.set)]])],
     ]);
     const pinnedPod = (revision: string): PodLike => ({
       metadata: {
@@ -211,7 +205,7 @@ describe("each set's stamp and pin", () => {
       ).newDocument;
       return after.spec?.initContainers?.find((c) => c.name === 'shipper')?.image;
     };
-    const pinned = admitPod(parseReview(admissionReview(pinnedPod(old?.revision ?? ''))), {
+    const pinned = admitPod(parseReview(admissionReview(pinnedPod(old.revision))), {
       ...state,
       pinnedSets: held,
     });
