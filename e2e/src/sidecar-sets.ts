@@ -106,6 +106,29 @@ export async function writeSets(cluster: Cluster, sets: unknown[]): Promise<stri
   return (await editConfig(cluster, (set) => set(['sets'], sets))).text;
 }
 
+/**
+ * Waits until the webhook injects `container` into a new pod of `namespace` (a server-side dry
+ * run): it applies a new configuration when it sees the ConfigMap, and a workload made before
+ * would get the previous one.
+ */
+export async function webhookInjects(
+  cluster: Cluster,
+  namespace: string,
+  container: string,
+): Promise<void> {
+  await waitFor(`the webhook to inject ${container}`, async () => {
+    const pod = await cluster.core.createNamespacedPod({
+      namespace,
+      dryRun: 'All',
+      body: {
+        metadata: { generateName: 'probe-', labels: { app: 'probe' } },
+        spec: { containers: [{ name: 'probe', image: 'registry.k8s.io/pause:3.10' }] },
+      },
+    });
+    return containerNames(pod).includes(container) ? done(undefined) : pending(containerNames(pod));
+  });
+}
+
 /** Pods of `app=<name>`, `count` of them, Running and Ready with the proxy and every container running. */
 export async function runningWithSets(
   cluster: Cluster,

@@ -9,7 +9,6 @@ import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { type V1Deployment, type V1Pod } from '@kubernetes/client-node';
-import { parseDocument } from 'yaml';
 import {
   CANARY_REVISION,
   CONFIG_MAP_KEY,
@@ -36,6 +35,7 @@ import {
   connect,
   deploymentYaml,
   done,
+  editConfig as editConfigOf,
   inClusterTarget,
   leaseHolder,
   kubeconfigPath,
@@ -81,20 +81,8 @@ describeInCluster('upgrades the controller controls, on a node that runs contain
   const deployments = async () => Promise.all(OWNERS.map(deployment));
 
   /** Edits config.yaml in the ConfigMap the way an admin would; returns the new revision. */
-  async function editConfig(edit: (set: (path: string[], value: unknown) => void) => void) {
-    const doc = parseDocument((await configMap()).data?.[CONFIG_MAP_KEY] ?? '');
-    edit((p, value) => doc.setIn(p, value));
-    const text = doc.toString();
-    await cluster.core.patchNamespacedConfigMap(
-      {
-        name: CONFIG_MAP_NAME,
-        namespace: SYSTEM_NAMESPACE,
-        body: { data: { [CONFIG_MAP_KEY]: text } },
-      },
-      MERGE_PATCH,
-    );
-    return configRevision(mustParseConfig(text));
-  }
+  const editConfig = async (edit: Parameters<typeof editConfigOf>[1]) =>
+    (await editConfigOf(cluster, edit)).proxy;
 
   /** A good revision: only an environment variable of the proxy differs. */
   const goodRevision = (step: number) =>

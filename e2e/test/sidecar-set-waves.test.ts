@@ -31,6 +31,7 @@ import {
   shipperSet,
   useInstall,
   waitFor,
+  webhookInjects,
   type ConfigEdit,
   type InClusterTarget,
 } from '../src';
@@ -149,19 +150,7 @@ describeInCluster('each sidecar set rolls on its own, on a node that runs contai
       set(['rollout', 'canary', 'count'], 0);
       set(['sets'], [shipperSet(shipperImage, { rollout: { canary: { count: 0 } } })]);
     });
-    await waitFor('the webhook to inject the log shipper', async () => {
-      const pod = await cluster.core.createNamespacedPod({
-        namespace: app,
-        dryRun: 'All',
-        body: {
-          metadata: { generateName: 'probe-', labels: { app: 'probe' } },
-          spec: { containers: [{ name: 'probe', image: 'registry.k8s.io/pause:3.10' }] },
-        },
-      });
-      return containerNames(pod).includes(SHIPPER_CONTAINER)
-        ? done(undefined)
-        : pending(containerNames(pod));
-    });
+    await webhookInjects(cluster, app, SHIPPER_CONTAINER);
     await apply(cluster, deploymentYaml('web', { replicas: 2 }), { namespace: app });
     await apply(cluster, deploymentYaml('canary', { ownerLabels: { canary: 'yes' } }), {
       namespace: app,

@@ -35,6 +35,7 @@ import {
   useInstall,
   waitFor,
   waitForRollout,
+  webhookInjects,
   writeSets as writeSetsOf,
   type InClusterTarget,
 } from '../src';
@@ -72,19 +73,7 @@ describeInCluster('sidecar sets, on a node that runs containers', () => {
       shipperRevision = appliedSets(mustParseConfig(text))[0]?.revision ?? '';
       // The webhook applies the new configuration when it sees the ConfigMap: a Deployment made
       // before would get the previous one. A server-side dry run shows what the webhook does now.
-      await waitFor('the webhook to inject the log shipper', async () => {
-        const pod = await cluster.core.createNamespacedPod({
-          namespace: app,
-          dryRun: 'All',
-          body: {
-            metadata: { generateName: 'probe-', labels: { app: 'probe' } },
-            spec: { containers: [{ name: 'probe', image: 'registry.k8s.io/pause:3.10' }] },
-          },
-        });
-        return containerNames(pod).includes(SHIPPER)
-          ? done(undefined)
-          : pending(containerNames(pod));
-      });
+      await webhookInjects(cluster, app, SHIPPER);
       await apply(cluster, deploymentYaml('web', { replicas: 2 }), { namespace: app });
       await waitForRollout(
         cluster,

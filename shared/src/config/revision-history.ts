@@ -10,6 +10,7 @@ import { frozenSnapshot, type ConfigSnapshot } from '../admission/inject';
 import { isRecord } from '../kubernetes/k8s';
 import { formatTime, parseTime } from '../kubernetes/time';
 import { canonicalJson } from './canonical-json';
+import { parseEntry } from './history-entry';
 import { isSetHistoryKey } from './set-history';
 import { contentRevision, revisionContent, type RevisionContent } from './revision';
 
@@ -33,15 +34,8 @@ export function encodeEntry(entry: HistoryEntry): string {
 }
 
 function decodeEntry(revision: string, text: string): HistoryEntry | string {
-  // Anything a hand edit can put here is refused as an entry, never thrown: the reader runs in
-  // the watch of both components, and a value nested deep enough overflows the stack.
-  try {
-    return decodeValue(revision, JSON.parse(text));
-  } catch (err) {
-    return err instanceof SyntaxError
-      ? `entry ${revision} is not JSON`
-      : `entry ${revision} could not be read (${err instanceof Error ? err.name : 'error'})`;
-  }
+  const parsed = parseEntry(revision, text);
+  return typeof parsed === 'string' ? parsed : decodeValue(revision, parsed.value);
 }
 
 function decodeValue(revision: string, value: unknown): HistoryEntry | string {

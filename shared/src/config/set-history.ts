@@ -9,6 +9,7 @@ import { isRecord } from '../kubernetes/k8s';
 import { formatTime, parseTime } from '../kubernetes/time';
 import { canonicalJson } from './canonical-json';
 import { readConfig } from './config';
+import { parseEntry } from './history-entry';
 import { setRevision } from './revision';
 import type { SidecarSetConfig } from './sidecar-set';
 
@@ -45,15 +46,9 @@ export function encodeSetEntry(entry: SetHistoryEntry): string {
 function decodeSetEntry(key: string, text: string): SetHistoryEntry | string {
   const dot = key.indexOf('.');
   const [set, revision] = [key.slice(0, dot), key.slice(dot + 1)];
-  let value: unknown;
-  // A hand edit is refused as an entry, never thrown (see revision-history.ts).
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    return err instanceof SyntaxError
-      ? `entry ${key} is not JSON`
-      : `entry ${key} could not be read (${err instanceof Error ? err.name : 'error'})`;
-  }
+  const parsed = parseEntry(key, text);
+  if (typeof parsed === 'string') return parsed;
+  const { value } = parsed;
   if (!isRecord(value)) return `entry ${key} is not a JSON object`;
   const acceptedAtMs = parseTime(typeof value.acceptedAt === 'string' ? value.acceptedAt : '');
   const read = readConfig({ sets: [isRecord(value.set) ? value.set : {}] });
