@@ -117,7 +117,7 @@ const cases = [
   { label: '5 sets', yaml: sidecarSetsYaml(6, 6) },
   { label: '20 sets', yaml: sidecarSetsYaml(21, 21) },
 ].map((c) => {
-  const config = mustParseConfig(`${DEFAULT_CONFIG_YAML}\n${c.yaml}`);
+  const config = mustParseConfig(c.yaml === '' ? DEFAULT_CONFIG_YAML : c.yaml);
   return { ...c, config, workloads: fleet(config), times: [] as number[] };
 });
 
