@@ -274,6 +274,14 @@ describe("the sets' history", () => {
     expect(read.invalid.sort()).toEqual(['agent.y', key, 'shipper.x'].sort());
   });
 
+  test('an entry nested past the stack is refused, never thrown', () => {
+    const deep = `${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`;
+    const text = `{"acceptedAt":"2026-05-01T12:00:00Z","set":{"name":"shipper","containers":[{"name":"s","image":"x:1","env":${deep}}]}}`;
+    const read = readSetHistory({ 'shipper.abc': text });
+    expect(read.entries).toEqual([]);
+    expect(read.invalid).toEqual(['shipper.abc']);
+  });
+
   test('drops revisions past the limit, never one in use or current', () => {
     const old = setHistoryDataPatch({
       history: [],

@@ -10,7 +10,7 @@ import { frozenSnapshot, type ConfigSnapshot } from '../admission/inject';
 import { isRecord } from '../kubernetes/k8s';
 import { formatTime, parseTime } from '../kubernetes/time';
 import { canonicalJson } from './canonical-json';
-import { parseEntry } from './history-entry';
+import { readEntry } from './history-entry';
 import { isSetHistoryKey } from './set-history';
 import { contentRevision, revisionContent, type RevisionContent } from './revision';
 
@@ -34,8 +34,7 @@ export function encodeEntry(entry: HistoryEntry): string {
 }
 
 function decodeEntry(revision: string, text: string): HistoryEntry | string {
-  const parsed = parseEntry(revision, text);
-  return typeof parsed === 'string' ? parsed : decodeValue(revision, parsed.value);
+  return readEntry(revision, text, (value) => decodeValue(revision, value));
 }
 
 function decodeValue(revision: string, value: unknown): HistoryEntry | string {

@@ -9,7 +9,7 @@ import { isRecord } from '../kubernetes/k8s';
 import { formatTime, parseTime } from '../kubernetes/time';
 import { canonicalJson } from './canonical-json';
 import { readConfig } from './config';
-import { parseEntry } from './history-entry';
+import { readEntry } from './history-entry';
 import { setRevision } from './revision';
 import type { SidecarSetConfig } from './sidecar-set';
 
@@ -44,11 +44,12 @@ export function encodeSetEntry(entry: SetHistoryEntry): string {
 }
 
 function decodeSetEntry(key: string, text: string): SetHistoryEntry | string {
+  return readEntry(key, text, (value) => decodeSetValue(key, value));
+}
+
+function decodeSetValue(key: string, value: unknown): SetHistoryEntry | string {
   const dot = key.indexOf('.');
   const [set, revision] = [key.slice(0, dot), key.slice(dot + 1)];
-  const parsed = parseEntry(key, text);
-  if (typeof parsed === 'string') return parsed;
-  const { value } = parsed;
   if (!isRecord(value)) return `entry ${key} is not a JSON object`;
   const acceptedAtMs = parseTime(typeof value.acceptedAt === 'string' ? value.acceptedAt : '');
   const read = readConfig({ sets: [isRecord(value.set) ? value.set : {}] });
