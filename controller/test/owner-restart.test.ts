@@ -8,11 +8,17 @@ import {
   appliedSets,
   mustParseConfig,
   setWaveKeys,
+  type OwnerAssessment,
   type OwnerRef,
   type RestartOrder,
   type Workload,
 } from '@outrigger/shared';
-import { ordersByOwner, ownerRestartPatch, type PlannedWave } from '../src/wave/owner-restart';
+import {
+  joinableOwners,
+  ordersByOwner,
+  ownerRestartPatch,
+  type PlannedWave,
+} from '../src/wave/owner-restart';
 import { proxyWave, setWave } from '../src/wave/wave-of';
 import type { ActedOn } from '../src/wave/wave-contract';
 
@@ -141,4 +147,28 @@ test("a set's restart stamps another set whose stamp the template lacks, with wh
   expect(patch.metadata.annotations[AGENT.restartedRevision]).toBeUndefined();
   // The proxy's stamp is there already, so it is left as it is.
   expect(patch.spec.template.metadata.annotations[CONFIG_REVISION]).toBeUndefined();
+});
+
+test('only a rollout or a heal to the wave revision may join; not a rollback, a shed or a canary', () => {
+  const a = (name: string, extra: Record<string, unknown>) =>
+    ({
+      owner: { namespace: 'shop', kind: 'Deployment', name },
+      target: shipper.revision,
+      canary: false,
+      due: { kind: 'rollout', detail: '' },
+      ...extra,
+    }) as unknown as OwnerAssessment;
+  const joins = joinableOwners(
+    {
+      active: [
+        a('due', {}),
+        a('rolling-back', { due: undefined }),
+        a('shedding', { due: { kind: 'shed', detail: '' }, target: 'none' }),
+        a('canary', { canary: true }),
+      ],
+      inWave: [],
+    },
+    shipper,
+  );
+  expect([...joins.keys()]).toEqual(['shop/Deployment/due']);
 });

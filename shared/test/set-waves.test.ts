@@ -346,3 +346,74 @@ test('a set may set its own rollout; a key it may not set is refused', () => {
     mustParseConfig(`${YAML('ghcr.io/acme/shipper:1')}\n    rollout: {history: 3}`),
   ).toThrow(/history/);
 });
+
+describe('what a review found', () => {
+  test("a set's history entry is read by the set alone, not against the default proxy", () => {
+    // Valid where the proxy's admin port moved away from 4191; the default proxy's is 4191.
+    const moved = mustParseConfig(
+      [
+        'proxy: {ports: {inbound: 5143, outbound: 5140, admin: 5191}}',
+        'sets:',
+        '  - name: logs',
+        '    containers: [{name: shipper, image: "ghcr.io/acme/shipper:1", ports: [{containerPort: 4191}]}]',
+      ].join('\n'),
+    );
+    const patch = setHistoryDataPatch({
+      history: [],
+      sets: moved.sets,
+      nowMs: NOW,
+      limit: 3,
+      keep: new Set(),
+      budgetBytes: 1 << 20,
+    });
+    const data = Object.fromEntries(
+      Object.entries(patch).filter((e): e is [string, string] => e[1] !== null),
+    );
+    const read = readSetHistory(data);
+    expect(read.problems).toEqual([]);
+    expect(read.entries.map((e) => e.set)).toEqual(['logs']);
+  });
+
+  test('the webhook would leave a set out of a template that uses its names, or whose proxy is opted out: no wave rolls it', () => {
+    const taken = workload({
+      templateLabels: { logs: 'on' },
+    });
+    const template = taken.spec?.template as { spec: { containers: { name: string }[] } };
+    template.spec.containers.push({ name: 'shipper' });
+    expect(assessSet(taken, shipper1).state).toBe('not-enabled');
+    expect(assessSet(taken, shipper1).detail).toContain('the template already has shipper');
+    const noProxy = logged({}, { labels: { 'proxy.sets.outrigger.dev/inject': 'disabled' } });
+    expect(assessSet(noProxy, shipper1).detail).toContain('the proxy is opted out');
+  });
+
+  test('an update that leaves the template alone keeps the stamp of a set that no longer selects it', () => {
+    const stale = { [setWaveKeys('gone').configRevision]: 'cccccccccc' };
+    const d = (annotations: Record<string, string>): KubeObject => ({
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: 'shop' },
+      spec: { template: { metadata: { annotations }, spec: { containers: [{ name: 'app' }] } } },
+    });
+    const wanted = [
+      { key: SHIPPER.configRevision, revision: shipper1.revision, held: () => false },
+    ];
+    expect(setStampAnnotations(d({}), d(stale), wanted)).toEqual(stale);
+  });
+
+  test("a set's shed changes the template even when it takes the stamp off", () => {
+    const w = logged({ shipper: shipper1.revision });
+    const shed = restartPatch({
+      workload: w,
+      order: {
+        owner: { namespace: 'shop', kind: 'Deployment', name: 'web' },
+        kind: 'shed',
+        revision: 'none',
+      },
+      nowMs: NOW,
+      keys: SHIPPER,
+    }) as { spec: { template: { metadata: { annotations: Record<string, string | null> } } } };
+    expect(shed.spec.template.metadata.annotations).toEqual({
+      [SHIPPER.configRevision]: null,
+      [SHIPPER.restartedAt]: expect.any(String),
+    });
+  });
+});

@@ -99,11 +99,10 @@ export class PodSelection {
   private choose(): void {
     if (!this.inForce) return;
     const { revision, config } = this.inForce;
-    const selector = injectedPodSelector(
-      revision,
-      config.rollout.restartOnOptOut,
-      this.gateJudging,
-    );
+    // A set's own restartOnOptOut must find its pods at any proxy revision too.
+    const shed =
+      config.rollout.restartOnOptOut || config.sets.some((s) => s.rollout?.restartOnOptOut);
+    const selector = injectedPodSelector(revision, shed, this.gateJudging);
     if (selector === this.selector) return;
     this.selector = selector;
     this.watch.switchTo(selector);

@@ -14,7 +14,6 @@ import {
   stampMergePatch,
   type FleetOwners,
   type RestartOrder,
-  type WaveReportEntry,
   type Workload,
 } from '@outrigger/shared';
 import { workloadSubject } from '../events';
@@ -137,10 +136,19 @@ export async function restartOwner(
     });
 }
 
-/** A restart held by the budget alone, as the order it would be. */
-export function joinOrder(e: WaveReportEntry, wave: WaveOf): RestartOrder {
-  const kind = e.state === 'escaped' ? 'heal' : 'rollout';
-  return { owner: e.owner, kind, revision: wave.revision };
+/**
+ * The restarts of a wave that may join another wave's restart of the owner, by owner: a rollout
+ * or a heal to the wave's revision, nothing else. A rollback or a shed held by the budget is not
+ * joined (its order carries more than the revision), nor is a canary (its mark is the stage's).
+ */
+export function joinableOwners(owners: FleetOwners, wave: WaveOf): Map<string, RestartOrder> {
+  const joins = new Map<string, RestartOrder>();
+  for (const a of owners.active) {
+    const kind = a.due?.kind;
+    if ((kind === 'rollout' || kind === 'heal') && a.target === wave.revision && !a.canary)
+      joins.set(ownerKey(a.owner), { owner: a.owner, kind, revision: wave.revision });
+  }
+  return joins;
 }
 
 /** Owners in a set's scope whose template lacks the set's stamp. */

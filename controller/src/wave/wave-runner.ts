@@ -39,7 +39,7 @@ import {
 import type { ActedOn, Joinable, StepContext, WaveDeps, WaveOf } from './wave-contract';
 import { reportEvent } from './wave-messages';
 import {
-  joinOrder,
+  joinableOwners,
   ordersByOwner,
   restartOwner,
   unstampedOf,
@@ -157,6 +157,7 @@ export class WaveRunner {
   private actedOn(plan: WavePlan, step: Step, wave: WaveOf, owners: FleetOwners): ActedOn {
     const restarting = new Set(plan.restart.map((o) => ownerKey(o.owner)));
     const kept = { report: [] as WaveReportEntry[], joinable: [] as Joinable[] };
+    const joins = joinableOwners(owners, wave);
     let windowClosed = false;
     let judging = false;
     for (const key of [...step.details.keys()])
@@ -167,7 +168,7 @@ export class WaveRunner {
       if (e.reason === 'window-closed') windowClosed = true;
       // A forced rollback reads the pods at the failed revision, which is the current one.
       if (e.gate !== undefined || e.reason === 'forced-rollback') judging = true;
-      keep(kept, e, wave);
+      keep(kept, e, wave, joins);
     }
     // A new object with the plan's fields and the cut report: the plan's own report dies here.
     // A rollback still rolling may need a forced rollback, which reads the pods it left: widen.
@@ -379,10 +380,12 @@ function keep(
   kept: { report: WaveReportEntry[]; joinable: Joinable[] },
   e: WaveReportEntry,
   wave: WaveOf,
+  joins: ReadonlyMap<string, Joinable>,
 ): void {
   const { rollout } = wave.config;
   if ((rollout.mode === 'dry-run' && e.action === 'restart') || reportEvent(e, wave.config))
     kept.report.push(e);
-  if (e.action === 'wait' && e.reason === 'budget' && rollout.mode === 'auto')
-    kept.joinable.push(joinOrder(e, wave));
+  const join = joins.get(ownerKey(e.owner));
+  if (join && e.action === 'wait' && e.reason === 'budget' && !e.canary && rollout.mode === 'auto')
+    kept.joinable.push(join);
 }

@@ -140,7 +140,9 @@ function selects(a: AppliedSet, input: SetMatchInput): boolean | 'namespace-unkn
 /**
  * Why the set does not choose the pods of a workload's template, or undefined when it does: the
  * same selectors and opt-out as at admission, read off the template (which the pods copy) and
- * the namespace the controller knows.
+ * the namespace the controller knows; and not where the webhook would leave the set out (the
+ * template uses one of its names), nor where the proxy is opted out: such pods carry no proxy
+ * label, so the controller's pod watches do not see them, and its waves do not roll them.
  */
 export function setSelectsTemplate(
   a: AppliedSet,
@@ -156,6 +158,12 @@ export function setSelectsTemplate(
     return `set ${name}'s podSelector does not match the template's labels`;
   if (!a.selectsNamespace(namespace.labels))
     return `set ${name}'s namespaceSelector does not match namespace ${namespace.name}`;
+  const names = new PodNames(template);
+  const taken = takenNames(a, names.containers, names.volumes);
+  if (taken)
+    return `the template already has ${taken.join(', ')}: the webhook leaves set ${name} out`;
+  const proxyOff = setOptOut(PROXY_INJECT_KEY, template, namespace);
+  if (proxyOff) return `the proxy is opted out (${proxyOff}): set ${name} is injected, not rolled`;
   return setOptOut(a.injectKey, template, namespace);
 }
 

@@ -6,6 +6,7 @@
 
 import type { KubeObject } from '../kubernetes/k8s';
 import { isRecord } from '../kubernetes/k8s';
+import { isSetStampKey } from '../names';
 import { addToMap, type AddOperation } from './patch';
 import { templateChanged, templateOf } from './stamp';
 
@@ -43,6 +44,19 @@ function wantedValue(
 const annotationsOf = (workload: KubeObject | undefined): Record<string, string> =>
   (workload && templateOf(workload)?.metadata?.annotations) ?? {};
 
+/**
+ * A stamp of a set that no longer selects the template (or is no longer configured) is kept
+ * too when the template is otherwise unchanged: dropping it would roll the owner.
+ */
+function keepDropped(
+  out: Record<string, string>,
+  before: Readonly<Record<string, string>>,
+  now: Readonly<Record<string, string>>,
+): void {
+  for (const [key, value] of Object.entries(before))
+    if (isSetStampKey(key) && now[key] === undefined && !(key in out)) out[key] = value;
+}
+
 /** The annotations to write so every set's stamp has its value; empty when all have. */
 export function setStampAnnotations(
   newWorkload: KubeObject,
@@ -62,6 +76,7 @@ export function setStampAnnotations(
     const value = wantedValue(want, now[want.key], before[want.key], update);
     if (value !== undefined && value !== now[want.key]) out[want.key] = value;
   }
+  if (update && !update.changed) keepDropped(out, before, now);
   return out;
 }
 

@@ -8,10 +8,9 @@
 import { isRecord } from '../kubernetes/k8s';
 import { formatTime, parseTime } from '../kubernetes/time';
 import { canonicalJson } from './canonical-json';
-import { readConfig } from './config';
 import { readEntry } from './history-entry';
 import { setRevision } from './revision';
-import type { SidecarSetConfig } from './sidecar-set';
+import { readSidecarSet, type SidecarSetConfig } from './sidecar-set';
 
 /** A set's entry key: its name (a DNS label, no dot) and the revision. */
 export const setHistoryKey = (set: string, revision: string): string => `${set}.${revision}`;
@@ -52,8 +51,8 @@ function decodeSetValue(key: string, value: unknown): SetHistoryEntry | string {
   const [set, revision] = [key.slice(0, dot), key.slice(dot + 1)];
   if (!isRecord(value)) return `entry ${key} is not a JSON object`;
   const acceptedAtMs = parseTime(typeof value.acceptedAt === 'string' ? value.acceptedAt : '');
-  const read = readConfig({ sets: [isRecord(value.set) ? value.set : {}] });
-  const content = read.ok ? read.config.sets[0] : undefined;
+  // The set alone: its conflicts are judged against the configuration in force, not here.
+  const content = readSidecarSet(isRecord(value.set) ? value.set : {});
   if (!content || acceptedAtMs === undefined)
     return `entry ${key} is not an accepted sidecar set with an acceptedAt time`;
   if (content.name !== set) return `entry ${key} holds set ${content.name}`;
@@ -98,6 +97,29 @@ export interface SetHistoryUpdate {
   budgetBytes: number;
 }
 
+/** The entries with each set's current revision added (and written into `patch`) where missing. */
+function withCurrent(
+  update: SetHistoryUpdate,
+  current: ReadonlyMap<string, SidecarSetConfig>,
+  patch: Record<string, string | null>,
+): SetHistoryEntry[] {
+  const entries = [...update.history];
+  const held = new Set(entries.map((e) => setHistoryKey(e.set, e.revision)));
+  for (const [key, set] of current) {
+    if (held.has(key)) continue;
+    const content = setRevisionContent(set);
+    const entry = {
+      set: set.name,
+      revision: setRevision(set),
+      acceptedAtMs: update.nowMs,
+      content,
+    };
+    entries.unshift(entry);
+    patch[key] = encodeSetEntry(entry);
+  }
+  return entries;
+}
+
 /**
  * The merge patch of the history's `data` that records each set's current revision and keeps
  * at most `limit` revisions per set (never one in `keep` or a current one), within the bytes
@@ -105,20 +127,11 @@ export interface SetHistoryUpdate {
  */
 export function setHistoryDataPatch(update: SetHistoryUpdate): Record<string, string | null> {
   const patch: Record<string, string | null> = {};
-  for (const key of update.invalid ?? []) patch[key] = null;
+  // An entry that cannot be read is dropped, unless it is one kept: the write below rewrites a
+  // current one, and a kept one an admin broke is left for the admin to see.
+  for (const key of update.invalid ?? []) if (!update.keep.has(key)) patch[key] = null;
   const current = new Map(update.sets.map((s) => [setHistoryKey(s.name, setRevision(s)), s]));
-  const entries = [...update.history];
-  for (const [key, set] of current) {
-    if (entries.some((e) => setHistoryKey(e.set, e.revision) === key)) continue;
-    const entry = {
-      set: set.name,
-      revision: setRevision(set),
-      acceptedAtMs: update.nowMs,
-      content: setRevisionContent(set),
-    };
-    entries.unshift(entry);
-    patch[key] = encodeSetEntry(entry);
-  }
+  const entries = withCurrent(update, current, patch);
   const configured = new Set(update.sets.map((s) => s.name));
   const perSet = new Map<string, number>();
   let bytes = 0;

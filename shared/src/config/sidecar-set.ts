@@ -17,8 +17,8 @@ import {
   oneOf,
   str,
   struct,
+  Reader,
   type Field,
-  type Reader,
 } from './schema';
 
 /** The name of the default set: the proxy and its init container. */
@@ -157,6 +157,17 @@ export const sidecarSetSchema: Field<SidecarSetConfig> = (r, v, p) => {
   checkSelectors(r, set, p);
   return set;
 };
+
+/**
+ * One set read alone, by its schema, without the configuration's cross checks (the conflicts
+ * with the proxy and the other sets, which are the configuration's in force): how a set's
+ * revision history entry is read back. Undefined when it is not a valid set.
+ */
+export function readSidecarSet(value: unknown): SidecarSetConfig | undefined {
+  const r = new Reader();
+  const set = sidecarSetSchema(r, value, []);
+  return r.issues.length === 0 ? set : undefined;
+}
 
 /** What a set adds: something, and not more than the bounds. */
 function checkParts(r: Reader, set: SidecarSetConfig, p: (string | number)[]): void {

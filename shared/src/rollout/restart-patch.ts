@@ -45,8 +45,12 @@ function setTemplatePatch(
   keys: WaveKeys,
   nudge: Patch,
 ): Patch {
+  // A shed always nudges: the webhook may put back a stamp it still thinks wanted (a namespace
+  // cache behind an opt-out), and the template must change for anything to roll.
   if (order.kind === 'shed')
-    return had === undefined ? nudge : templateAnnotations({ [keys.configRevision]: null });
+    return had === undefined
+      ? nudge
+      : mergePatches(nudge, templateAnnotations({ [keys.configRevision]: null }));
   return had === order.revision
     ? nudge
     : templateAnnotations({ [keys.configRevision]: order.revision });
