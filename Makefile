@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:/usr/local/go/bin:$(PATH)
 
-.PHONY: setup deps build lint typecheck test test-unit e2e bench bench-inject bench-webhook bench-parse bench-controller chaos fuzz \
+.PHONY: setup deps build lint typecheck test test-unit e2e bench bench-inject bench-sets bench-webhook bench-parse bench-controller chaos fuzz \
         cluster-build cluster-up cluster-down clean manifests demo demo-down images packages
 
 ## setup: install Node.js 24 and the dependencies, the real node's packages (as root, on Debian),
@@ -50,6 +50,10 @@ bench: bench-inject bench-webhook
 
 bench-inject: build
 	node shared/dist/bench/inject.bench.js
+
+## bench-sets: what the sidecar sets' waves add to a controller wave step's planning (BENCH_OWNERS, default 2000)
+bench-sets: build
+	node shared/dist/bench/set-waves.bench.js
 
 cluster-build:
 	bash e2e/cluster/build.sh
