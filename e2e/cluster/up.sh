@@ -233,6 +233,8 @@ start kube-apiserver "$(bin kube-apiserver)" \
   --authorization-mode=Node,RBAC \
   --anonymous-auth=true \
   --enable-admission-plugins=NamespaceLifecycle,LimitRanger,ServiceAccount,DefaultTolerationSeconds,NodeRestriction,PodSecurity,PodNodeSelector,PodTolerationRestriction,MutatingAdmissionWebhook,ValidatingAdmissionWebhook,ResourceQuota \
+  --feature-gates=MutatingAdmissionPolicy=true \
+  --runtime-config=admissionregistration.k8s.io/v1beta1=true \
   --service-account-issuer=https://kubernetes.default.svc.cluster.local \
   --service-account-key-file="${PKI_DIR}/sa.pub" \
   --service-account-signing-key-file="${PKI_DIR}/sa.key" \
