@@ -58,6 +58,11 @@ export async function saturate(
 export interface Latency {
   p50: number;
   p99: number;
+  /**
+   * How far behind its schedule the last request was sent, in ms: more than a few ms says the
+   * load generator, not the server, could not keep the rate.
+   */
+  behindMs?: number;
 }
 
 /** Open loop at a fixed rate: requests are due on a schedule, whatever the answers do. */
@@ -80,10 +85,12 @@ export async function fixedRate(
   const started = performance.now();
   const total = load.rate * load.seconds;
   let sent = 0;
+  let behindMs = 0;
   while (sent < total) {
     const due = Math.floor(((performance.now() - started) / 1000) * load.rate);
     for (; sent < Math.min(due, total); sent++) {
       const t0 = performance.now();
+      behindMs = Math.max(behindMs, t0 - started - (sent / load.rate) * 1000);
       inFlight.push(
         send(target, agent, ca, bodies[sent % bodies.length] ?? '').then(
           () => void latencies.push(performance.now() - t0),
@@ -95,5 +102,5 @@ export async function fixedRate(
   }
   await Promise.all(inFlight);
   agent.destroy();
-  return { p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99) };
+  return { p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), behindMs };
 }
