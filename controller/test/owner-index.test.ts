@@ -220,3 +220,22 @@ describe('our own writes laid over the cache', () => {
     expect(index.overlaid).toBe(0);
   });
 });
+
+test("the sets' pins in use are read off every template, hand-written odd keys and values included", () => {
+  const index = new OwnerIndex(() => undefined, 'outrigger-system');
+  const odd = deployment('odd', R1, 1);
+  const annotations = odd.spec?.template?.metadata?.annotations ?? {};
+  Object.assign(annotations, {
+    'logs.sets.outrigger.dev/config-revision': 'aaaaaaaaaa',
+    // Not a set's stamp (no set name before the prefix), and a value no revision looks like.
+    '.sets.outrigger.dev/config-revision': 'x',
+    'agent.sets.outrigger.dev/config-revision': 'not a revision'.repeat(1000),
+    'logs.sets.outrigger.dev/restarted-revision': 'bbbbbbbbbb',
+  });
+  index.workloadsChanged('Deployment', { changed: [odd], deleted: [] });
+  const pinned = index.pinnedSetRevisions();
+  expect(pinned.has('logs.aaaaaaaaaa')).toBe(true);
+  expect([...pinned].some((k) => k.startsWith('agent.'))).toBe(true);
+  expect([...pinned].some((k) => k.startsWith('logs.bbbbbbbbbb'))).toBe(false);
+  expect(index.pinnedRevisions()).toEqual(new Set([R1]));
+});

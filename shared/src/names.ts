@@ -161,6 +161,10 @@ export const isOwnWaveRecord = (key: string): boolean =>
 export const isSetStampKey = (key: string): boolean =>
   key.endsWith(`.${SETS_PREFIX}/config-revision`);
 
+/** The set a stamp key names, or undefined for a key that is no set's stamp. */
+export const setOfStampKey = (key: string): string | undefined =>
+  isSetStampKey(key) ? key.slice(0, -`.${SETS_PREFIX}/config-revision`.length) : undefined;
+
 /** The target of an owner that should run no sidecar; no revision hash looks like it. */
 export const NO_REVISION = 'none';
 

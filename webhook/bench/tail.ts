@@ -124,30 +124,24 @@ async function main(): Promise<void> {
         : ` (${xs.length} of ${ratios[phase].length} rounds kept up)`;
     return `${spread(xs, 2, 'x')}${of}: goal <= ${goal}x ${median(xs) <= goal ? 'met' : 'NOT met'}`;
   };
-  console.log(
-    `p99 at ${RATE} req/s: bare ${spread(
-      p99s.bare.map((t) => t.fixed),
-      2,
-      ' ms',
-    )}, webhook ${spread(
-      p99s.webhook.map((t) => t.fixed),
-      2,
-      ' ms',
-    )}`,
-  );
-  console.log(`  webhook / bare, by round ${judge('fixed', GOALS.fixed)}`);
-  console.log(
-    `p99 at ${SHARE * 100} % of the bare server's saturation (${spread(rates, 0, ' req/s')}): bare ${spread(
-      p99s.bare.map((t) => t.saturated),
-      2,
-      ' ms',
-    )}, webhook ${spread(
-      p99s.webhook.map((t) => t.saturated),
-      2,
-      ' ms',
-    )}`,
-  );
-  console.log(`  webhook / bare, by round ${judge('saturated', GOALS.saturated)}`);
+  const phases = [
+    { phase: 'fixed', title: `p99 at ${RATE} req/s`, goal: GOALS.fixed },
+    {
+      phase: 'saturated',
+      title: `p99 at ${SHARE * 100} % of the bare server's saturation (${spread(rates, 0, ' req/s')})`,
+      goal: GOALS.saturated,
+    },
+  ] as const;
+  for (const { phase, title, goal } of phases) {
+    const of = (tails: Tail[]) =>
+      spread(
+        tails.map((t) => t[phase]),
+        2,
+        ' ms',
+      );
+    console.log(`${title}: bare ${of(p99s.bare)}, webhook ${of(p99s.webhook)}`);
+    console.log(`  webhook / bare, by round ${judge(phase, goal)}`);
+  }
 }
 
 main().catch((err: unknown) => {

@@ -18,7 +18,7 @@ import {
   quietness,
   readStamp,
   countPodsByOwner,
-  isSetStampKey,
+  setOfStampKey,
   setGateNames,
   setRolloutConfig,
   type AppliedSet,
@@ -222,8 +222,10 @@ export class OwnerIndex {
     const pinned = new Set<string>();
     for (const key of this.workloads.keys()) {
       const annotations = templateOf(this.workload(key) ?? {})?.metadata?.annotations ?? {};
-      for (const [k, v] of Object.entries(annotations))
-        if (isSetStampKey(k)) pinned.add(setHistoryKey(k.slice(0, k.indexOf('.')), v));
+      for (const [k, v] of Object.entries(annotations)) {
+        const set = setOfStampKey(k);
+        if (set !== undefined) pinned.add(setHistoryKey(set, v));
+      }
     }
     return pinned;
   }
