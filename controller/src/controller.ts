@@ -28,6 +28,7 @@ import { ConfigHolder, type ConfigInForce } from './config/config-map';
 import { ConfigProblems } from './config/config-problems';
 import { EventRecorder } from './events';
 import { HISTORY_KEY, reconcileHistory } from './config/history';
+import { POLICIES_KEY, PolicyKeeper, type PolicyFlags } from './policies/policy-keeper';
 import type { Logger } from './log';
 import type { ControllerMetrics } from './metrics';
 import { NAMESPACE_KEY_KIND, namespaceKey, namespaceOfKey, reconcileNamespace } from './namespace';
@@ -63,6 +64,8 @@ export interface ControllerOptions {
   webhookReadyUrl?: string;
   /** Self-managed certificates, when set. */
   certificates?: CertificateFlags;
+  /** The admission-policy mode, when set: policies compiled from the pinned revisions. */
+  policies?: PolicyFlags;
   writeLimit?: { ratePerSecond: number; burst: number };
   /** Makes the injected-pod watch this controller steers (none: no pods are watched). */
   injectedPods?: (controller: Controller) => InjectedPodWatch;
@@ -84,6 +87,8 @@ export class Controller implements WatchHandler {
   readonly config: ConfigHolder;
   /** Keeps the webhook's certificates, in self-managed mode. */
   readonly certificates: CertificateKeeper | undefined;
+  /** Keeps the admission policies, in the policy and both modes. */
+  readonly policies: PolicyKeeper | undefined;
   readonly injectedPods: InjectedPodWatch;
   private readonly podSelection: PodSelection;
   /** The revision history ConfigMap, as the watch last saw it. */
@@ -131,8 +136,34 @@ export class Controller implements WatchHandler {
       });
     const keeper = this.certificates;
     if (keeper) this.reconcilers.set(CERTIFICATES_KEY, () => keeper.reconcile());
+    this.policies = options.policies && this.policyKeeper(options.policies);
+    const policies = this.policies;
+    if (policies) this.reconcilers.set(POLICIES_KEY, () => policies.reconcile());
     this.wave = this.buildWave();
     options.metrics.leader.set(0);
+  }
+
+  private policyKeeper(flags: PolicyFlags): PolicyKeeper {
+    const { api, systemNamespace, logger, metrics } = this.options;
+    return new PolicyKeeper({
+      api,
+      flags,
+      systemNamespace,
+      logger,
+      acquireWrite: () => this.acquireWrite(this.queue),
+      onWrite: (resource, verb) => metrics.writes.inc({ resource, verb }),
+      inputs: () => ({
+        config: this.config.inForce,
+        history: this.history,
+        inUse: this.owners.pinnedRevisions(),
+        setsInUse: this.owners.pinnedSetRevisions(),
+      }),
+    });
+  }
+
+  /** The policies are compiled again when what they are compiled from changed. */
+  private policiesChanged(): void {
+    if (this.policies?.changed()) this.queue?.add(POLICIES_KEY);
   }
 
   /** The wave reads the caches as they stand, with our own latest writes laid over stale entries. */
@@ -204,6 +235,7 @@ export class Controller implements WatchHandler {
   onHistory(items: readonly V1ConfigMap[]): void {
     this.history = items.find((c) => c.metadata?.name === this.historyRef.name);
     this.queue?.add(HISTORY_KEY);
+    this.policiesChanged();
   }
 
   onNamespaces(delta: WatchDelta<V1Namespace>): void {
@@ -246,6 +278,7 @@ export class Controller implements WatchHandler {
     this.options.logger.info('configuration in force', { revision: inForce.revision });
     this.podSelection.configInForce(inForce);
     this.queue?.add(HISTORY_KEY);
+    this.policiesChanged();
     // excludeNamespaces may have changed: every namespace's label is decided again.
     for (const name of this.namespaces.keys()) this.queue?.add(namespaceKey(name));
   }
@@ -270,6 +303,7 @@ export class Controller implements WatchHandler {
     queue.add(WAVE_KEY);
     queue.add(HISTORY_KEY);
     if (this.certificates) queue.add(CERTIFICATES_KEY);
+    if (this.policies) queue.add(POLICIES_KEY);
     logger.info('leading: reconciling every namespace and the wave', {
       namespaces: this.namespaces.size,
     });
@@ -288,6 +322,7 @@ export class Controller implements WatchHandler {
 
   /** Owners changed: the wave looks only when one it reads did (OwnerIndex.assessMarked). */
   private ownersChanged(): void {
+    this.policiesChanged();
     const config = this.config.inForce;
     // A follower, or no configuration yet: the next wave step assesses what is marked.
     if (!config || !this.queue) return this.waveChanged();

@@ -13,12 +13,16 @@ import {
   type ObjectRef,
 } from '@outrigger/kube';
 import {
+  POLICY_API_VERSIONS,
   CONFIG_MAP_NAME,
   LEASE_NAME,
   SYSTEM_NAMESPACE,
   WEBHOOK_CONFIGURATION_NAME,
   WEBHOOK_SERVICE,
 } from '@outrigger/shared';
+import type { PolicyFlags } from './policies/policy-keeper';
+
+export type { PolicyFlags };
 
 export interface CertificateFlags {
   /** The MutatingWebhookConfiguration whose entries get the caBundle. */
@@ -46,6 +50,8 @@ export interface ControllerFlags {
   certificates?: CertificateFlags;
   /** The webhook's readiness URL; heals of escaped pods wait until it answers 2xx. */
   webhookReadyUrl?: string;
+  /** The admission-policy mode (policy or both): the policies to keep. */
+  policies?: PolicyFlags;
 }
 
 const DEFAULTS: Record<string, string> = {
@@ -62,6 +68,9 @@ const DEFAULTS: Record<string, string> = {
   'ca-validity-seconds': String(365 * 86_400),
   'cert-validity-seconds': String(90 * 86_400),
   'ca-grace-seconds': '120',
+  'admission-mode': 'webhook',
+  'policy-api-version': 'admissionregistration.k8s.io/v1beta1',
+  'policy-failure-policy': 'Fail',
 };
 const NAMES = [
   ...Object.keys(DEFAULTS),
@@ -133,6 +142,16 @@ function flagValues(argv: string[], env: NodeJS.ProcessEnv): ControllerFlags {
   }
   const certificates = certificateFlags(get, namespace);
   if (certificates) flags.certificates = certificates;
+  const mode = oneOf('admission-mode', get('admission-mode'), ['webhook', 'policy', 'both'] as const);
+  if (mode !== 'webhook')
+    flags.policies = {
+      mode,
+      apiVersion: oneOf('policy-api-version', get('policy-api-version'), POLICY_API_VERSIONS),
+      failurePolicy: oneOf('policy-failure-policy', get('policy-failure-policy'), [
+        'Fail',
+        'Ignore',
+      ] as const),
+    };
   return flags;
 }
 
@@ -189,6 +208,14 @@ export const USAGE = `Usage: outrigger-controller [flags]   (each flag is also a
   --ca-validity-seconds N       the CA's lifetime (default 1 year); both renew with a third left
   --cert-validity-seconds N     the serving certificate's lifetime (default 90 days)
   --ca-grace-seconds N          a new CA is trusted this long before the certificate moves to it (default 120)
+  --admission-mode webhook|policy|both
+                                policy: keep a MutatingAdmissionPolicy for every set at each revision in use, so the
+                                API server injects pods by itself; both: the same, pods asking for overrides left to the
+                                webhook (default webhook: no policies)
+  --policy-api-version V        the API the policies are written in: admissionregistration.k8s.io/v1 (Kubernetes 1.36)
+                                or admissionregistration.k8s.io/v1beta1 (1.34 and 1.35, with the feature gate) (default v1beta1)
+  --policy-failure-policy Fail|Ignore
+                                what the API server does when a policy cannot be evaluated (default Fail)
   --log-level error|warn|info|debug`;
 
 export { FlagError };

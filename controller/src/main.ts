@@ -76,6 +76,7 @@ export async function startController(
     webhookReadyUrl: flags.webhookReadyUrl,
     writeLimit: { ratePerSecond: flags.writeQps, burst: flags.writeBurst },
     certificates: flags.certificates,
+    policies: flags.policies,
     injectedPods: (c) => new InjectedPods({ api, controller: c, logger, metrics }),
     // Before the elector exists nothing leads, so nothing writes.
     mayWrite: () => (election.leader ? election.leader.isLeader : !flags.leaderElect),

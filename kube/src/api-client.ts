@@ -32,12 +32,15 @@ function statusMessage(body: string): string {
 }
 
 export type Query = Record<string, string | number | boolean | undefined>;
-export type PatchType = 'merge' | 'strategic' | 'json';
+/** `apply`: server-side apply (the query names the fieldManager, and `force` when it takes fields over). */
+export type PatchType = 'merge' | 'strategic' | 'json' | 'apply';
 
 const PATCH_TYPES: Record<PatchType, string> = {
   merge: 'application/merge-patch+json',
   strategic: 'application/strategic-merge-patch+json',
   json: 'application/json-patch+json',
+  // JSON is YAML: the body goes as JSON.
+  apply: 'application/apply-patch+yaml',
 };
 
 /** A request gets no answer in this long: it fails (and is retried by whoever asked). */

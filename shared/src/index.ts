@@ -44,3 +44,4 @@ export * from './rollout/wave';
 export * from './rollout/restart-patch';
 export * from './config/revision-history';
 export * from './config/set-history';
+export * from './policy/policy-objects';

@@ -61,6 +61,15 @@ seccompProfile:
 {{- if not (has .Values.certificates.mode (list "self-managed" "cert-manager" "external")) }}
 {{- fail (printf "certificates.mode must be self-managed, cert-manager or external; got %q" .Values.certificates.mode) }}
 {{- end }}
+{{- if not (has .Values.admission.mode (list "webhook" "policy" "both")) }}
+{{- fail (printf "admission.mode must be webhook, policy or both; got %q" .Values.admission.mode) }}
+{{- end }}
+{{- if and (ne .Values.admission.mode "webhook") (not (include "outrigger.policyApiVersion" .)) }}
+{{- fail (printf "admission.mode=%s needs an API server that serves MutatingAdmissionPolicy: Kubernetes 1.36 or newer (admissionregistration.k8s.io/v1), or 1.34 and 1.35 started with --feature-gates=MutatingAdmissionPolicy=true and --runtime-config=admissionregistration.k8s.io/v1beta1=true; this one serves neither (helm template: pass --api-versions admissionregistration.k8s.io/v1beta1/MutatingAdmissionPolicy)" .Values.admission.mode) }}
+{{- end }}
+{{- if not (has .Values.admission.failurePolicy (list "Fail" "Ignore")) }}
+{{- fail (printf "admission.failurePolicy must be Fail or Ignore; got %q" .Values.admission.failurePolicy) }}
+{{- end }}
 {{- if lt (int .Values.controller.heapLimitMiB) 64 }}
 {{- fail (printf "controller.heapLimitMiB must be a whole number of MiB, at least 64 and about half the memory limit (default 160); got %v" .Values.controller.heapLimitMiB) }}
 {{- end }}
@@ -75,4 +84,13 @@ seccompProfile:
 {{- if and (eq .Values.certificates.mode "external") (not .Values.certificates.caBundle) }}
 {{- fail "certificates.mode=external needs certificates.caBundle: the CA (base64 PEM) that signed the certificate in Secret outrigger-webhook-tls" }}
 {{- end }}
+{{- end -}}
+
+{{/* The API the admission policies are written in: the newest the server serves, or empty. */}}
+{{- define "outrigger.policyApiVersion" -}}
+{{- if .Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy" -}}
+admissionregistration.k8s.io/v1
+{{- else if .Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1beta1/MutatingAdmissionPolicy" -}}
+admissionregistration.k8s.io/v1beta1
+{{- end -}}
 {{- end -}}

@@ -28,7 +28,7 @@ import {
   withSetMarks,
   type Contribution,
 } from './set-patch';
-import { initContainer, proxyContainer } from './proxy-containers';
+import { initContainer, proxyContainer, type ProxyBuild } from './proxy-containers';
 import { DEFAULT_SET, DEFAULT_SET_ORDER } from '../config/sidecar-set';
 import { proxyResources } from './proxy-resources';
 import { configRevision } from '../config/revision';
@@ -352,7 +352,7 @@ function sidecarParts(build: Build): SidecarParts {
   return parts;
 }
 
-function buildParts(build: Build): SidecarParts {
+function buildParts(build: ProxyBuild): SidecarParts {
   const useInit = build.overrides['init-container'] ?? build.snapshot.config.init.enabled;
   const proxy = registerFragment(deepFreeze(proxyContainer(build)));
   const init = useInit ? [registerFragment(deepFreeze(initContainer(build)))] : [];
@@ -365,6 +365,18 @@ function buildParts(build: Build): SidecarParts {
     volumes: [IDENTITY_VOLUME],
   });
   return { initContainers, containers, status };
+}
+
+/**
+ * The proxy's parts at a revision for a pod without overrides, and its volumes: what an
+ * admission policy compiled from the revision adds (shared/src/policy/).
+ */
+export function plainProxyParts(
+  snapshot: ConfigSnapshot,
+  native: boolean,
+): SidecarParts & { volumes: readonly { name: string }[] } {
+  const { resources } = proxyResources(snapshot.config, {});
+  return { ...buildParts({ snapshot, overrides: {}, native, resources }), volumes: PROXY_VOLUMES };
 }
 
 /** The patch that marks a pod the webhook saw but did not inject. */

@@ -182,7 +182,8 @@ function takenNames(
   return taken;
 }
 
-const nativeFor = (set: SidecarSetConfig, supported: boolean): boolean =>
+/** Whether the set's sidecars are native ones on a cluster that does or does not run them. */
+export const nativeFor = (set: SidecarSetConfig, supported: boolean): boolean =>
   set.nativeSidecar === 'auto' ? supported : set.nativeSidecar === 'true';
 
 /**
@@ -310,7 +311,7 @@ function completes(pod: PodLike, owner: Owner): boolean {
 const partsOf = new WeakMap<AppliedSet, { native?: SetParts; classic?: SetParts }>();
 
 /** The set's parts, built once per applied set and per kind of sidecar. */
-function setParts(a: AppliedSet, native: boolean): SetParts {
+export function setParts(a: AppliedSet, native: boolean): SetParts {
   let both = partsOf.get(a);
   if (!both) partsOf.set(a, (both = {}));
   const known = native ? both.native : both.classic;
