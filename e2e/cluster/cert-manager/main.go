@@ -1,0 +1,45 @@
+// Test tooling for the e2e suites, not part of Outrigger: one binary that runs the three parts
+// of cert-manager the chart's certificates.mode=cert-manager relies on, assembled from the
+// packages of the cert-manager Go module (its own cmd/ binaries are modules the proxy does not
+// serve). The first argument names the part:
+//
+//	cert-manager controller  [--cluster-resource-namespace NS] [--workers N]
+//	cert-manager webhook     [cert-manager's webhook flags: --secure-port, --dynamic-serving-...]
+//	cert-manager cainjector  [--health-port N]
+//
+// Each runs until SIGTERM. No leader election: the e2e install runs one replica of each.
+// build.sh builds it (module path and go.mod: see there).
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	logf "github.com/cert-manager/cert-manager/pkg/logs"
+)
+
+var parts = map[string]func(context.Context, []string) error{
+	"controller": runController,
+	"webhook":    runWebhook,
+	"cainjector": runCAInjector,
+}
+
+func main() {
+	if len(os.Args) < 2 || parts[os.Args[1]] == nil {
+		fmt.Fprintln(os.Stderr, "usage: cert-manager controller|webhook|cainjector [flags]")
+		os.Exit(2)
+	}
+	logf.InitLogs()
+	defer logf.FlushLogs()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	ctx = logf.NewContext(ctx, logf.Log, os.Args[1])
+	if err := parts[os.Args[1]](ctx, os.Args[2:]); err != nil {
+		logf.Log.Error(err, "exiting", "part", os.Args[1])
+		logf.FlushLogs()
+		os.Exit(1)
+	}
+}
