@@ -210,11 +210,11 @@ build_coredns() {
 # the proxy. The wrapper module is generated here: named under cert-manager's module path, so
 # Go lets the webhook use the module's internal admission chain as upstream's binaries do, and
 # requiring exactly what cert-manager's go.mod requires, so every dependency is at the version
-# upstream builds with. Cached as cert-manager-<version>, rebuilt when the wrapper changes.
+# upstream builds with. Cached as cert-manager-<version>, rebuilt when the wrapper's .go files change.
 build_cert_manager() {
   local v="${CERT_MANAGER_VERSION}" src="${HERE}/cert-manager"
   local out="${BIN}/cert-manager-${v}" dir="${WORK}/cert-manager-${v}" inputs
-  inputs="$(cat "${src}"/*.go "${BASH_SOURCE[0]}" | sha256sum | cut -c1-16)"
+  inputs="$({ echo "${v}"; cat "${src}"/*.go; } | sha256sum | cut -c1-16)" # images.sh computes the same
   if [[ -x "${out}" && "$(cat "${out}.inputs" 2>/dev/null)" != "${inputs}" ]]; then
     log "cert-manager ${v}: wrapper sources changed; rebuilding"
     rm -f "${out}"

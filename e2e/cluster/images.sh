@@ -6,16 +6,19 @@
 #   localhost/outrigger/log-shipper:1.0        a second sidecar set's stand-in (e2e/log-shipper)
 #   localhost/outrigger/coredns:<version>      the node's cluster DNS (COREDNS_VERSION in versions.env,
 #                                              built from its Go module, static, FROM scratch)
+#   localhost/outrigger/cert-manager:<version> cert-manager's controller, webhook and cainjector in one
+#                                              binary (CERT_MANAGER_VERSION, build.sh's wrapper in
+#                                              cert-manager/, static, FROM scratch), for the cert-manager suite
 #   localhost/outrigger/outrigger:<tag>        the repository's Dockerfile, unchanged
 # and, in buildah's storage only, the Dockerfile's base docker.io/library/node:24-bookworm-slim,
 # pulled when a registry answers, else made here: debootstrap bookworm (minbase) plus the
 # Node.js 24 of node_modules and the npm that runs `make setup`.
 #
-# Usage: images.sh [pause|demo-proxy|log-shipper|coredns|outrigger...]   (no names: all of them)
+# Usage: images.sh [pause|demo-proxy|log-shipper|coredns|cert-manager|outrigger...]   (no names: all of them)
 #
 # Output: ${OUTRIGGER_CACHE:-~/.cache/outrigger}/images/<name>.oci.tar and images/index, one
 # line per image: "<archive file name, relative to images/> <image reference>", in the order
-# pause, demo-proxy, log-shipper, coredns, outrigger; an image not named this time keeps its line from the
+# pause, demo-proxy, log-shipper, coredns, cert-manager, outrigger; an image not named this time keeps its line from the
 # previous run. An image's name is its reference's last path element. Stdout carries exactly
 # one line when outrigger is built, its reference, and nothing else; logs go to stderr.
 # <tag> is a hash of the build's inputs (the files the Dockerfile copies, the Dockerfile,
@@ -36,7 +39,7 @@ REPO="$(cd "${HERE}/../.." && pwd)"
 . "${HERE}/versions.env"
 export PATH="/usr/local/go/bin:${PATH}"
 
-ALL=(pause demo-proxy log-shipper coredns outrigger)
+ALL=(pause demo-proxy log-shipper coredns cert-manager outrigger)
 WANTED=("$@")
 ((${#WANTED[@]})) || WANTED=("${ALL[@]}")
 for n in "${WANTED[@]}"; do
@@ -384,6 +387,41 @@ build_coredns() {
   echo "${inputs}" >"${IMAGES_DIR}/${archive}.inputs"
 }
 
+# --- 4b. cert-manager, for the cert-manager suite -----------------------------------------
+
+# Like CoreDNS: build.sh's <cache>/bin/cert-manager-<version> (built by build.sh when missing),
+# alone in a scratch image; the first argument picks the part (controller, webhook, cainjector).
+build_cert_manager() {
+  if [[ -z "${CERT_MANAGER_VERSION:-}" ]]; then
+    log "no CERT_MANAGER_VERSION in ${HERE}/versions.env: no cert-manager image"
+    return
+  fi
+  local v="${CERT_MANAGER_VERSION}" ref archive bin inputs
+  ref="localhost/outrigger/cert-manager:${v#v}"
+  archive="cert-manager-${v}.oci.tar"
+  bin="${OUTRIGGER_CACHE}/bin/cert-manager-${v}"
+  ENTRY[cert-manager]="${archive} ${ref}"
+  # build.sh also rebuilds the binary when the wrapper's sources changed
+  if [[ ! -x "${bin}" || "$(cat "${bin}.inputs" 2>/dev/null)" != "$({ echo "${v}"; cat "${HERE}"/cert-manager/*.go; } | sha256sum | cut -c1-16)" ]]; then
+    log "cert-manager ${v}: not built, or built from other sources; building it with build.sh (about 6 minutes the first time)"
+    bash "${HERE}/build.sh" >&2 || die "build.sh failed (its output above)"
+    [[ -x "${bin}" ]] || die "build.sh did not build ${bin}"
+  fi
+  inputs="$({ printf '%s\n' "${v}"; cat "${bin}.inputs" "${BASH_SOURCE[0]}"; } | hash_of)"
+  if current "${archive}" "${inputs}" && [[ -n "$(image_id "${ref}")" ]]; then
+    log "${ref}: current"
+    return
+  fi
+  local c
+  new_container scratch
+  c="${CTR}"
+  bh copy --quiet --chmod 0755 "${c}" "${bin}" /cert-manager >/dev/null
+  bh config --os linux --arch amd64 --entrypoint '["/cert-manager"]' --cmd '[]' --user 65532:65532 "${c}"
+  commit "${c}" "${ref}"
+  push "${ref}" "${archive}"
+  echo "${inputs}" >"${IMAGES_DIR}/${archive}.inputs"
+}
+
 # --- 5. Outrigger, from the Dockerfile ----------------------------------------------------
 
 # The files the Dockerfile copies (its COPY sources, less .dockerignore's test, bench and docs
@@ -503,6 +541,7 @@ if wanted pause; then build_pause; fi
 if wanted demo-proxy; then build_proxy; fi
 if wanted log-shipper; then build_shipper; fi
 if wanted coredns; then build_coredns; fi
+if wanted cert-manager; then build_cert_manager; fi
 OUTRIGGER_REF=""
 if wanted outrigger; then build_outrigger; fi
 write_index
