@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	apiext "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -22,7 +21,7 @@ import (
 // runCAInjector writes CAs into the webhook configurations that ask for one (the annotations
 // cert-manager.io/inject-ca-from, inject-ca-from-secret): Outrigger's, and cert-manager's own.
 func runCAInjector(ctx context.Context, args []string) error {
-	fs := pflag.NewFlagSet("cainjector", pflag.ContinueOnError)
+	fs := flags("cainjector")
 	healthPort := fs.Int("health-port", 9403, "port of /healthz and /readyz")
 	if err := fs.Parse(args); err != nil {
 		return err

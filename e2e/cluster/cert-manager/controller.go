@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/spf13/pflag"
 	"golang.org/x/sync/errgroup"
 
 	controllerpkg "github.com/cert-manager/cert-manager/pkg/controller"
@@ -45,7 +44,7 @@ var loops = []string{
 }
 
 func runController(ctx context.Context, args []string) error {
-	fs := pflag.NewFlagSet("controller", pflag.ContinueOnError)
+	fs := flags("controller")
 	resourceNamespace := fs.String("cluster-resource-namespace", "kube-system",
 		"where ClusterIssuers' Secrets live")
 	workers := fs.Int("workers", 2, "workers per control loop")

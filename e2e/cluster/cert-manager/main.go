@@ -7,16 +7,21 @@
 //	cert-manager webhook     [cert-manager's webhook flags: --secure-port, --dynamic-serving-...]
 //	cert-manager cainjector  [--health-port N]
 //
+// and every part takes klog's flags (-v=2 shows cert-manager's info logs).
 // Each runs until SIGTERM. No leader election: the e2e install runs one replica of each.
 // build.sh builds it (module path and go.mod: see there).
 package main
 
 import (
 	"context"
+	goflag "flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/spf13/pflag"
+	"k8s.io/klog/v2"
 
 	logf "github.com/cert-manager/cert-manager/pkg/logs"
 )
@@ -42,4 +47,13 @@ func main() {
 		logf.FlushLogs()
 		os.Exit(1)
 	}
+}
+
+// flags is a part's flag set, with klog's flags beside its own.
+func flags(part string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(part, pflag.ContinueOnError)
+	klogFlags := goflag.NewFlagSet("klog", goflag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	fs.AddGoFlagSet(klogFlags)
+	return fs
 }

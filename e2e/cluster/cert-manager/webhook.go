@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 
-	"github.com/spf13/pflag"
-
 	// Internal to cert-manager: build.sh names this module under cert-manager's module path so
 	// that Go lets it use the webhook's own admission chain (validation, defaulting, the
 	// CertificateRequest identity and approval checks), as cert-manager's own binaries do.
@@ -18,7 +16,7 @@ func runWebhook(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fs := pflag.NewFlagSet("webhook", pflag.ContinueOnError)
+	fs := flags("webhook")
 	options.AddConfigFlags(fs, config)
 	if err := fs.Parse(args); err != nil {
 		return err
