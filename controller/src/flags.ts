@@ -142,7 +142,11 @@ function flagValues(argv: string[], env: NodeJS.ProcessEnv): ControllerFlags {
   }
   const certificates = certificateFlags(get, namespace);
   if (certificates) flags.certificates = certificates;
-  const mode = oneOf('admission-mode', get('admission-mode'), ['webhook', 'policy', 'both'] as const);
+  const mode = oneOf('admission-mode', get('admission-mode'), [
+    'webhook',
+    'policy',
+    'both',
+  ] as const);
   if (mode !== 'webhook')
     flags.policies = {
       mode,

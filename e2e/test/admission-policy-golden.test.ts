@@ -29,7 +29,7 @@ import {
   type ConfigSnapshot,
   type PodLike,
 } from '@outrigger/shared';
-import { CORPUS_DIR, corpusAbsent, corpusFiles, haveCorpus } from '@outrigger/testkit';
+import { CORPUS_DIR, corpusAbsent, corpusFiles, haveCorpus, quantile } from '@outrigger/testkit';
 import {
   TestInstall,
   apply,
@@ -67,9 +67,15 @@ function podOf(kind: string, template: Record<string, unknown>, name: string): P
         ? { kind: 'ReplicaSet', name: `${owner}-${hash}` }
         : { kind: kind === 'CronJob' ? 'Job' : kind, name: `${owner}-1` };
     meta.ownerReferences = [
-      { apiVersion: 'apps/v1', ...ref, uid: '0b7e1f0c-0000-4000-8000-000000000001', controller: true },
+      {
+        apiVersion: 'apps/v1',
+        ...ref,
+        uid: '0b7e1f0c-0000-4000-8000-000000000001',
+        controller: true,
+      },
     ];
-    if (kind === 'Deployment') meta.labels = { ...(meta.labels as object), 'pod-template-hash': hash };
+    if (kind === 'Deployment')
+      meta.labels = { ...(meta.labels as object), 'pod-template-hash': hash };
   }
   meta.name = name;
   delete meta.generateName;
@@ -88,14 +94,16 @@ function podsOfFile(file: string, label: string): GoldenPod[] {
     const at = TEMPLATE_PATHS[kind];
     if (!at) return;
     const template = at.reduce<unknown>(
-      (x, key) => (typeof x === 'object' && x !== null ? (x as Record<string, unknown>)[key] : undefined),
+      (x, key) =>
+        typeof x === 'object' && x !== null ? (x as Record<string, unknown>)[key] : undefined,
       o,
     );
     if (typeof template !== 'object' || template === null) return;
     const name = `golden-${out.length}`;
     const meta = (o.metadata ?? {}) as { name?: string };
     const pod = podOf(kind, template as Record<string, unknown>, name);
-    if (kind !== 'Pod' && meta.name) (pod.metadata as Record<string, unknown>).name = `${meta.name}-x${out.length}`;
+    if (kind !== 'Pod' && meta.name)
+      (pod.metadata as Record<string, unknown>).name = `${meta.name}-x${out.length}`;
     out.push({ name: `${label} #${out.length} (${kind})`, pod });
   };
   for (const d of docs) visit(d.toJS());
@@ -121,8 +129,13 @@ function groups(): Map<string, { yaml: string; pods: GoldenPod[] }> {
   }
   if (haveCorpus())
     for (const file of corpusFiles())
-      add('default', DEFAULT_CONFIG_YAML, podsOfFile(path.join(CORPUS_DIR, file), `corpus/${file}`));
-  else process.stderr.write(`[e2e] ${corpusAbsent('the corpus part of the policy golden suite')}\n`);
+      add(
+        'default',
+        DEFAULT_CONFIG_YAML,
+        podsOfFile(path.join(CORPUS_DIR, file), `corpus/${file}`),
+      );
+  else
+    process.stderr.write(`[e2e] ${corpusAbsent('the corpus part of the policy golden suite')}\n`);
   return byConfig;
 }
 
@@ -132,7 +145,14 @@ function normalized(pod: V1Pod): unknown {
     JSON.stringify(pod).replace(/kube-api-access-[a-z0-9]{5}/g, 'kube-api-access'),
   ) as V1Pod;
   const meta = copy.metadata ?? {};
-  for (const k of ['uid', 'creationTimestamp', 'namespace', 'resourceVersion', 'managedFields', 'generation'] as const)
+  for (const k of [
+    'uid',
+    'creationTimestamp',
+    'namespace',
+    'resourceVersion',
+    'managedFields',
+    'generation',
+  ] as const)
     delete meta[k];
   return copy;
 }
@@ -142,7 +162,10 @@ const overridden = (pod: PodLike): boolean =>
 
 describe('the compiled admission policies inject as the webhook does', () => {
   const cluster = connect();
-  const install = new TestInstall(cluster, { configYaml: DEFAULT_CONFIG_YAML, prefix: 'golden-sys' });
+  const install = new TestInstall(cluster, {
+    configYaml: DEFAULT_CONFIG_YAML,
+    prefix: 'golden-sys',
+  });
   let version: Awaited<ReturnType<typeof policyApiVersion>>;
   let byWebhook = '';
   let byPolicy = '';
@@ -215,43 +238,100 @@ describe('the compiled admission policies inject as the webhook does', () => {
       install.run,
     );
     await apply(cluster, applied);
-    for (const [where, namespace] of [['webhook', byWebhook], ['policies', byPolicy]] as const)
-      await waitFor(`the ${where} on revision ${snapshot.revision}`, async () => {
-        const pod = await create(namespace, probe);
-        return carries(pod, snapshot, namespace) ? done(pod) : pending(pod instanceof Error ? pod.message : pod.metadata?.labels);
-      }, { timeoutMs: 60_000, intervalMs: 500 });
+    for (const [where, namespace] of [
+      ['webhook', byWebhook],
+      ['policies', byPolicy],
+    ] as const)
+      await waitFor(
+        `the ${where} on revision ${snapshot.revision}`,
+        async () => {
+          const pod = await create(namespace, probe);
+          return carries(pod, snapshot, namespace)
+            ? done(pod)
+            : pending(pod instanceof Error ? pod.message : pod.metadata?.labels);
+        },
+        { timeoutMs: 60_000, intervalMs: 500 },
+      );
     return snapshot;
   }
 
-  for (const [config, group] of groups()) {
-    it(`config ${config}: ${group.pods.length} pods`, async () => {
+  it(
+    'measures pod create latency through the policies, the webhook, and neither, in turn',
+    async () => {
       if (!version) return;
-      await configure(group.yaml);
-      const mismatches: string[] = [];
-      for (const { name, pod } of group.pods) {
-        const [w, p] = await Promise.all([create(byWebhook, pod), create(byPolicy, pod)]);
-        if (w instanceof Error || p instanceof Error) {
-          if (!(w instanceof Error && p instanceof Error))
-            mismatches.push(`${name}: ${w instanceof Error ? `the webhook's create failed: ${w.message}` : `the policies' create failed: ${p instanceof Error ? p.message : ''}`}`);
-          continue;
-        }
-        if (overridden(pod)) {
-          // Left to the webhook: the policies neither inject nor mark it.
-          const labels = p.metadata?.labels ?? {};
-          if (labels[REVISION] !== undefined || labels[SKIPPED] !== undefined)
-            mismatches.push(`${name}: asks for overrides, but the policies changed it`);
-          continue;
-        }
-        const expected = normalized(w) as V1Pod;
-        // A documented difference: CEL has no hash, so an owner name that is no label value
-        // (over 63 characters, say) is left off the labels instead of shortened.
-        if (!isLabelValue(resolveOwner(w as PodLike).name)) delete expected.metadata?.labels?.[OWNER_NAME];
-        const got = normalized(p);
-        const diff = fieldDiff(expected, got);
-        if (diff) mismatches.push(`${name}:\n${diff}`);
+      await configure(DEFAULT_CONFIG_YAML);
+      const neither = await install.newNamespace('golden-n');
+      const paths = { policies: byPolicy, webhook: byWebhook, neither } as const;
+      const times: Record<keyof typeof paths, number[]> = {
+        policies: [],
+        webhook: [],
+        neither: [],
+      };
+      const pod = podOf(
+        'Deployment',
+        { metadata: { labels: { app: 'timed' } }, spec: probe.spec },
+        'timed',
+      );
+      // Rounds alternate the order, so that no path always goes first on a warm server.
+      const order = Object.keys(paths) as (keyof typeof paths)[];
+      for (let round = 0; round < 6; round++) {
+        const turn = round % 2 === 0 ? order : [...order].reverse();
+        for (const which of turn)
+          for (let i = 0; i < 40; i++) {
+            const started = performance.now();
+            const made = await create(paths[which], pod);
+            times[which].push(performance.now() - started);
+            if (made instanceof Error) throw made;
+          }
       }
-      expect(mismatches).toEqual([]);
-    }, 5 * MINUTES);
+      const row = (which: keyof typeof paths) => {
+        const t = times[which];
+        return `${which.padEnd(8)} p50 ${quantile(t, 0.5).toFixed(1)} ms  p99 ${quantile(t, 0.99).toFixed(1)} ms  (${t.length} creates)`;
+      };
+      process.stderr.write(
+        `[e2e] pod create latency (server-side dry run, default configuration):\n  ${order.map(row).join('\n  ')}\n`,
+      );
+      for (const which of order) expect(times[which]).toHaveLength(240);
+    },
+    5 * MINUTES,
+  );
+
+  for (const [config, group] of groups()) {
+    it(
+      `config ${config}: ${group.pods.length} pods`,
+      async () => {
+        if (!version) return;
+        await configure(group.yaml);
+        const mismatches: string[] = [];
+        for (const { name, pod } of group.pods) {
+          const [w, p] = await Promise.all([create(byWebhook, pod), create(byPolicy, pod)]);
+          if (w instanceof Error || p instanceof Error) {
+            if (!(w instanceof Error && p instanceof Error))
+              mismatches.push(
+                `${name}: ${w instanceof Error ? `the webhook's create failed: ${w.message}` : `the policies' create failed: ${p instanceof Error ? p.message : ''}`}`,
+              );
+            continue;
+          }
+          if (overridden(pod)) {
+            // Left to the webhook: the policies neither inject nor mark it.
+            const labels = p.metadata?.labels ?? {};
+            if (labels[REVISION] !== undefined || labels[SKIPPED] !== undefined)
+              mismatches.push(`${name}: asks for overrides, but the policies changed it`);
+            continue;
+          }
+          const expected = normalized(w) as V1Pod;
+          // A documented difference: CEL has no hash, so an owner name that is no label value
+          // (over 63 characters, say) is left off the labels instead of shortened.
+          if (!isLabelValue(resolveOwner(w as PodLike).name))
+            delete expected.metadata?.labels?.[OWNER_NAME];
+          const got = normalized(p);
+          const diff = fieldDiff(expected, got);
+          if (diff) mismatches.push(`${name}:\n${diff}`);
+        }
+        expect(mismatches).toEqual([]);
+      },
+      5 * MINUTES,
+    );
   }
 });
 

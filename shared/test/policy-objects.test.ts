@@ -124,7 +124,9 @@ describe('compilePolicies', () => {
     // In applied order: the proxy's units first, then each set's by order and name.
     expect(sets).toEqual(['proxy', ...appliedSets(current.config).map((a) => a.set.name)]);
     for (const s of current.config.sets) {
-      const own = bindings(objects).filter((b) => b.metadata.labels['outrigger.dev/set'] === s.name);
+      const own = bindings(objects).filter(
+        (b) => b.metadata.labels['outrigger.dev/set'] === s.name,
+      );
       expect(own).toHaveLength(2);
       for (const [key, value] of Object.entries(s.podSelector?.matchLabels ?? {}))
         for (const b of own)

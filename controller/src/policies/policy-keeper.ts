@@ -147,7 +147,9 @@ export class PolicyKeeper {
     if (written + deleted > 0)
       this.options.logger.info('admission policies brought up to date', {
         revision: inputs.config?.revision,
-        policies: desired.filter((o) => o.kind === 'MutatingAdmissionPolicy').map((o) => o.metadata.name),
+        policies: desired
+          .filter((o) => o.kind === 'MutatingAdmissionPolicy')
+          .map((o) => o.metadata.name),
         written,
         deleted,
       });

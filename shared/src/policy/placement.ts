@@ -77,16 +77,37 @@ export function specOps(own: Footprint, parts: PlacedParts, all: readonly Footpr
   else if (parts.initLast)
     initAt = counted(
       inits,
-      namesOf(others, (f) => f.position === 'before-app', (f) => f.frontInit),
+      namesOf(
+        others,
+        (f) => f.position === 'before-app',
+        (f) => f.frontInit,
+      ),
     );
-  else initAt = counted(inits, namesOf(others, earlier, (f) => f.frontInit));
+  else
+    initAt = counted(
+      inits,
+      namesOf(others, earlier, (f) => f.frontInit),
+    );
   const mainAt = front
-    ? counted(containers, namesOf(others, earlier, (f) => f.main))
-    : `size(${containers}) - ${counted(containers, namesOf(others, later, (f) => f.main))}`;
+    ? counted(
+        containers,
+        namesOf(others, earlier, (f) => f.main),
+      )
+    : `size(${containers}) - ${counted(
+        containers,
+        namesOf(others, later, (f) => f.main),
+      )}`;
   return concat([
     ...listOps(['spec', 'initContainers'], initAt, parts.initContainers),
     ...listOps(['spec', 'containers'], mainAt, parts.containers),
-    ...volumeOps(parts.volumes, namesOf(others, (f) => before(own, f), (f) => f.volumes)),
+    ...volumeOps(
+      parts.volumes,
+      namesOf(
+        others,
+        (f) => before(own, f),
+        (f) => f.volumes,
+      ),
+    ),
   ]);
 }
 
@@ -114,9 +135,14 @@ function volumeOps(volumes: readonly { name: string }[], after: readonly string[
     const missing = `!(${celLiteral(x.name)} in ${vols})`;
     const earlierAdded = volumes.slice(0, i).map((y) => y.name);
     const shift =
-      earlierAdded.length === 0 ? '0' : `size(${celStrings(earlierAdded)}.filter(n, !(n in ${vols})))`;
+      earlierAdded.length === 0
+        ? '0'
+        : `size(${celStrings(earlierAdded)}.filter(n, !(n in ${vols})))`;
     const tail = after.length === 0 ? '0' : `size(${vols}.filter(n, n in ${celStrings(after)}))`;
-    return when(missing, insertAt(['spec', 'volumes'], `size(${vols}) - ${tail} + ${shift}`, [celLiteral(x)]));
+    return when(
+      missing,
+      insertAt(['spec', 'volumes'], `size(${vols}) - ${tail} + ${shift}`, [celLiteral(x)]),
+    );
   });
   return [when('!has(object.spec.volumes)', `[${addOp(['spec', 'volumes'], '[]')}]`), ...ops];
 }

@@ -60,8 +60,7 @@ export interface PolicyObject {
 }
 
 /** A policy's name: the set's and the revision's (both DNS labels). */
-export const policyName = (set: string, revision: string): string =>
-  `outrigger-${set}-${revision}`;
+export const policyName = (set: string, revision: string): string => `outrigger-${set}-${revision}`;
 
 interface Unit {
   compile: (context: CompileContext) => CompiledSet;
@@ -72,7 +71,10 @@ interface Unit {
 
 /** The proxy's units (the current revision and each pinned one) and its footprint. */
 function proxyUnits(input: PolicyInput): { units: Unit[]; footprint: Footprint } {
-  const snapshots = [input.current, ...[...input.pinned.values()].filter((s) => s.revision !== input.current.revision)];
+  const snapshots = [
+    input.current,
+    ...[...input.pinned.values()].filter((s) => s.revision !== input.current.revision),
+  ];
   const units = snapshots.map((s) => ({
     set: DEFAULT_SET,
     revision: s.revision,

@@ -70,7 +70,10 @@ const ensureMap = (field: 'labels' | 'annotations'): string =>
 
 /** Annotation `key` set to `value` (CEL) where the pod has none. */
 const annotateIfAbsent = (key: string, value: string): string =>
-  when(`!(${celString(key)} in ${annotations})`, `[${addOp(['metadata', 'annotations', key], value)}]`);
+  when(
+    `!(${celString(key)} in ${annotations})`,
+    `[${addOp(['metadata', 'annotations', key], value)}]`,
+  );
 
 /** The pod's first container that no set put there: the app's, which kubectl should pick. */
 function defaultContainer(footprints: readonly Footprint[]): string {
@@ -212,4 +215,3 @@ export function compileSet(a: AppliedSet, current: boolean, context: CompileCont
     patch: `${variable('skip')} ? [] : ${patch}`,
   };
 }
-
