@@ -2,7 +2,8 @@
 // and the two selected sets of pods, kept by owner in owner-index.ts; the configuration
 // ConfigMap), and a work queue that exists only while this replica leads. Handlers turn changes
 // into keys: `Namespace/<name>` for the opt-in label, the one wave key for everything the wave
-// depends on, and, in self-managed mode, the one certificates key. Followers keep the caches
+// depends on, and, in self-managed mode, the one certificates key, in the policy modes the one
+// policies key (keepers.ts). Followers keep the caches
 // warm; a new leader enqueues every key, as whatever happened while it did not lead must be
 // looked at again.
 
@@ -22,27 +23,28 @@ import {
   type Workload,
 } from '@outrigger/shared';
 import { ObjectCache } from './watch/cache';
-import { CERTIFICATES_KEY, CertificateKeeper } from './certificates/certificate-keeper';
+import { CERTIFICATES_KEY, type CertificateKeeper } from './certificates/certificate-keeper';
+import { makeKeepers } from './keepers';
 import type { CertificateFlags } from './flags';
 import { ConfigHolder, type ConfigInForce } from './config/config-map';
 import { ConfigProblems } from './config/config-problems';
 import { EventRecorder } from './events';
 import { HISTORY_KEY, reconcileHistory } from './config/history';
-import { POLICIES_KEY, PolicyKeeper, type PolicyFlags } from './policies/policy-keeper';
+import { POLICIES_KEY, type PolicyKeeper, type PolicyFlags } from './policies/policy-keeper';
 import type { Logger } from './log';
 import type { ControllerMetrics } from './metrics';
-import { NAMESPACE_KEY_KIND, namespaceKey, namespaceOfKey, reconcileNamespace } from './namespace';
+import {
+  NAMESPACE_KEY_KIND,
+  namespaceKey,
+  namespaceOfKey,
+  reconcileNamespace,
+  reportLabelWrite,
+} from './namespace';
 import { OwnerIndex, type PodSet } from './watch/owner-index';
 import { NO_POD_WATCH, PodSelection, type InjectedPodWatch } from './watch/injected-pods';
 import type { WatchHandler } from './watch/watches';
 import { probeReady } from './wave/webhook-probe';
-import {
-  TerminalError,
-  WorkQueue,
-  WriteLimiter,
-  type ReconcileEvent,
-  type Result,
-} from './watch/queue';
+import { TerminalError, WorkQueue, WriteLimiter, type Result } from './watch/queue';
 import { WAVE_KEY, WaveRunner } from './wave/wave-runner';
 
 /** The global write limit: a first start over thousands of namespaces must not flood the API. */
@@ -124,41 +126,22 @@ export class Controller implements WatchHandler {
       events: this.events,
       leading: () => this.queue !== undefined,
     });
-    if (options.certificates)
-      this.certificates = new CertificateKeeper({
-        api: options.api,
-        namespace: options.systemNamespace,
-        flags: options.certificates,
-        logger: options.logger,
-        acquireWrite: () => this.acquireWrite(this.queue),
-        onWrite: (resource, verb) => options.metrics.writes.inc({ resource, verb }),
-        clock: this.clock,
-      });
-    const keeper = this.certificates;
-    if (keeper) this.reconcilers.set(CERTIFICATES_KEY, () => keeper.reconcile());
-    this.policies = options.policies && this.policyKeeper(options.policies);
-    const policies = this.policies;
-    if (policies) this.reconcilers.set(POLICIES_KEY, () => policies.reconcile());
-    this.wave = this.buildWave();
-    options.metrics.leader.set(0);
-  }
-
-  private policyKeeper(flags: PolicyFlags): PolicyKeeper {
-    const { api, systemNamespace, logger, metrics } = this.options;
-    return new PolicyKeeper({
-      api,
-      flags,
-      systemNamespace,
-      logger,
+    const keepers = makeKeepers({
+      ...options,
+      clock: this.clock,
       acquireWrite: () => this.acquireWrite(this.queue),
-      onWrite: (resource, verb) => metrics.writes.inc({ resource, verb }),
-      inputs: () => ({
+      policyInputs: () => ({
         config: this.config.inForce,
         history: this.history,
         inUse: this.owners.pinnedRevisions(),
         setsInUse: this.owners.pinnedSetRevisions(),
       }),
     });
+    this.certificates = keepers.certificates;
+    this.policies = keepers.policies;
+    for (const [key, reconcile] of keepers.reconcilers) this.reconcilers.set(key, reconcile);
+    this.wave = this.buildWave();
+    options.metrics.leader.set(0);
   }
 
   /** The policies are compiled again when what they are compiled from changed. */
@@ -289,7 +272,7 @@ export class Controller implements WatchHandler {
     const queue: WorkQueue = new WorkQueue({
       reconcile: (key: string): Promise<Result> => this.reconcile(key, queue),
       logger,
-      onReconcile: (event) => this.observe(event),
+      onReconcile: (event) => metrics.observeReconcile(event, logger),
       onDepth: (depth) => metrics.queueDepth.set(depth),
       onRunning: (running) => metrics.reconcilesRunning.set(running),
       // A leader whose queue stopped would hold the Lease and do nothing: fail /healthz, so the
@@ -397,13 +380,7 @@ export class Controller implements WatchHandler {
         excluded: this.config.inForce?.config.excludeNamespaces,
       },
       acquireWrite: () => this.acquireWrite(queue),
-      onWrite: (n, patch) => {
-        this.options.metrics.writes.inc({ resource: 'namespaces', verb: 'patch' });
-        this.options.logger.info('mirroring the opt-in to the namespace label', {
-          namespace: n,
-          labels: patch.metadata.labels,
-        });
-      },
+      onWrite: reportLabelWrite(this.options.metrics, this.options.logger),
     });
   }
 
@@ -412,16 +389,5 @@ export class Controller implements WatchHandler {
     // Nothing to roll to yet; the ConfigMap's watch adds the key when one is in force.
     if (!config) return Promise.resolve({ done: true });
     return this.wave.step(config, () => this.acquireWrite(queue));
-  }
-
-  private observe(event: ReconcileEvent): void {
-    const labels = { kind: kindOfKey(event.key), outcome: event.outcome };
-    this.options.metrics.reconciles.inc(labels);
-    this.options.metrics.duration.observe(labels, event.durationMs / 1000);
-    this.options.logger.debug('reconciled', {
-      key: event.key,
-      outcome: event.outcome,
-      durationMs: Math.round(event.durationMs * 1000) / 1000,
-    });
   }
 }

@@ -2,6 +2,8 @@
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { OWNER_STATES, WAVE_STAGES, type OwnerState, type WaveStage } from '@outrigger/shared';
+import type { Logger } from './log';
+import type { ReconcileEvent } from './watch/queue';
 
 export class ControllerMetrics {
   readonly reconciles: Counter<'kind' | 'outcome'>;
@@ -220,6 +222,18 @@ export class ControllerMetrics {
    * Forgets the wave's view (owners by state, stage, stop): only the leader plans, and a replica
    * that stopped leading would otherwise report its last plan beside the new leader's.
    */
+  /** A reconcile's end, by its key's kind (the key's part before its first slash), and logged. */
+  observeReconcile(event: ReconcileEvent, logger: Logger): void {
+    const labels = { kind: event.key.split('/')[0] ?? 'unknown', outcome: event.outcome };
+    this.reconciles.inc(labels);
+    this.duration.observe(labels, event.durationMs / 1000);
+    logger.debug('reconciled', {
+      key: event.key,
+      outcome: event.outcome,
+      durationMs: Math.round(event.durationMs * 1000) / 1000,
+    });
+  }
+
   forgetWave(): void {
     this.owners.reset();
     this.waveStage.reset();

@@ -24,6 +24,8 @@ import {
   type NamespaceMeta,
 } from '@outrigger/shared';
 import { isConflict, type KubeApi } from '@outrigger/kube';
+import type { Logger } from './log';
+import type { ControllerMetrics } from './metrics';
 import type { Result } from './watch/queue';
 
 /** The kind of a namespace's key: `Namespace/<name>`. */
@@ -119,3 +121,14 @@ export async function reconcileNamespace(
 }
 
 export const CONFLICT_REQUEUE_MS = 1000;
+
+/** The onWrite of reconcileNamespace that counts the write and logs it. */
+export const reportLabelWrite =
+  (metrics: ControllerMetrics, logger: Logger) =>
+  (namespace: string, patch: LabelPatch): void => {
+    metrics.writes.inc({ resource: 'namespaces', verb: 'patch' });
+    logger.info('mirroring the opt-in to the namespace label', {
+      namespace,
+      labels: patch.metadata.labels,
+    });
+  };

@@ -76,4 +76,30 @@ describe('parseFlags', () => {
     expect(() => parseFlags(argv)).toThrow(FlagError);
     expect(() => parseFlags(argv)).toThrow(message);
   });
+
+  it('keeps no policies in the webhook mode, and reads the policy settings in the others', () => {
+    expect(parseFlags(['--admission-mode', 'webhook']).policies).toBeUndefined();
+    expect(parseFlags(['--admission-mode', 'both']).policies).toEqual({
+      mode: 'both',
+      apiVersion: 'admissionregistration.k8s.io/v1beta1',
+      failurePolicy: 'Fail',
+    });
+    expect(
+      parseFlags([
+        '--admission-mode=policy',
+        '--policy-api-version=admissionregistration.k8s.io/v1',
+        '--policy-failure-policy=Ignore',
+      ]).policies,
+    ).toEqual({
+      mode: 'policy',
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      failurePolicy: 'Ignore',
+    });
+    expect(() => parseFlags(['--admission-mode=policies'])).toThrow(
+      /--admission-mode must be one of webhook, policy, both/,
+    );
+    expect(() => parseFlags(['--admission-mode=policy', '--policy-api-version=v1'])).toThrow(
+      /--policy-api-version must be one of/,
+    );
+  });
 });

@@ -46,6 +46,6 @@ export function forRun(objects: readonly PolicyObject[], run: string): Kubernete
         values: [run],
       });
     }
-    return copy as unknown as KubernetesObject;
+    return copy;
   });
 }

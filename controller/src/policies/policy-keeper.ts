@@ -121,28 +121,9 @@ export class PolicyKeeper {
     const desired = this.desired(inputs);
     if (!desired) return { done: true };
     const key = this.key(inputs);
-    const wanted = new Set(desired.map((o) => `${o.kind}/${o.metadata.name}`));
-    const existing = new Map<string, Existing>();
-    for (const k of KINDS)
-      for (const item of await this.list(k.resource))
-        existing.set(`${k.kind}/${item.metadata?.name ?? ''}`, item);
-    let written = 0;
-    for (const object of desired) {
-      const there = existing.get(`${object.kind}/${object.metadata.name}`);
-      if (there && same(there, object)) continue;
-      await this.options.acquireWrite();
-      await this.apply(object);
-      written++;
-    }
-    // Bindings before their policies: a binding without its policy fails the admissions it matches.
-    let deleted = 0;
-    for (const k of [...KINDS].reverse())
-      for (const [id, item] of existing) {
-        if (!id.startsWith(`${k.kind}/`) || wanted.has(id)) continue;
-        await this.options.acquireWrite();
-        await this.remove(k.resource, item.metadata?.name ?? '');
-        deleted++;
-      }
+    const existing = await this.existing();
+    const written = await this.write(desired, existing);
+    const deleted = await this.deleteUnwanted(desired, existing);
     this.lastKey = key;
     if (written + deleted > 0)
       this.options.logger.info('admission policies brought up to date', {
@@ -154,6 +135,45 @@ export class PolicyKeeper {
         deleted,
       });
     return { requeueAfterMs: RESYNC_MS };
+  }
+
+  /** What is there now, by `<kind>/<name>`. */
+  private async existing(): Promise<Map<string, Existing>> {
+    const existing = new Map<string, Existing>();
+    for (const k of KINDS)
+      for (const item of await this.list(k.resource))
+        existing.set(`${k.kind}/${item.metadata?.name ?? ''}`, item);
+    return existing;
+  }
+
+  /** Applies what differs from what is there; returns how many writes it made. */
+  private async write(desired: PolicyObject[], existing: Map<string, Existing>): Promise<number> {
+    let written = 0;
+    for (const object of desired) {
+      const there = existing.get(`${object.kind}/${object.metadata.name}`);
+      if (there && same(there, object)) continue;
+      await this.options.acquireWrite();
+      await this.apply(object);
+      written++;
+    }
+    return written;
+  }
+
+  /** Deletes what no longer should be: bindings before their policies, which would fail admissions alone. */
+  private async deleteUnwanted(
+    desired: PolicyObject[],
+    existing: Map<string, Existing>,
+  ): Promise<number> {
+    const wanted = new Set(desired.map((o) => `${o.kind}/${o.metadata.name}`));
+    let deleted = 0;
+    for (const k of [...KINDS].reverse())
+      for (const [id, item] of existing) {
+        if (!id.startsWith(`${k.kind}/`) || wanted.has(id)) continue;
+        await this.options.acquireWrite();
+        await this.remove(k.resource, item.metadata?.name ?? '');
+        deleted++;
+      }
+    return deleted;
   }
 
   private path(resource: string, name?: string): string {
