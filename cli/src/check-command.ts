@@ -31,6 +31,7 @@ import { UsageError, type Io } from './io';
 import { fail, pass, type Check, type CheckResult, type Ctx, type WebhookEntry } from './check';
 import { certificateTrusted } from './check-certificate';
 import { rbacSufficient } from './check-rbac';
+import { policiesInForce } from './check-policies';
 
 export const CHECK_USAGE = `Usage: outrigger check [--probe-namespace NAME] [--webhook-configuration NAME]
        is the install healthy? One line per check, a hint for each failure; exit 1 when one fails.
@@ -184,6 +185,7 @@ const CHECKS: [string, Check][] = [
   ['controller leader present', leaderPresent],
   ['RBAC sufficient', rbacSufficient],
   ['serving certificate trusted and current', certificateTrusted],
+  ['admission policies in force', policiesInForce],
   ['webhook answering', webhookAnswering],
 ];
 

@@ -191,6 +191,7 @@ describe('outrigger check', () => {
         '√ controller leader present: controller-1 leads (renewed 3 s ago)',
         '√ RBAC sufficient: both ServiceAccounts have the 11 rights checked',
         `√ serving certificate trusted and current: verified by the caBundle, for ${WEBHOOK_SERVICE}.${SYSTEM}.svc, 29 days left`,
+        '√ admission policies in force: admission.mode=webhook: the webhook injects every pod, no policies to keep',
         `√ webhook answering: a dry-run pod in default was injected at revision ${REVISION_NOW}`,
         '',
         'Status check results are √',
@@ -228,6 +229,54 @@ describe('outrigger check', () => {
       `× controller leader present: Lease ${SYSTEM}/${LEASE_NAME}: spec.renewTime "yesterday" is not an RFC 3339 time`,
     );
     expect(out).toContain('\n1 check(s) failed\n');
+  });
+
+  it('in the policy mode, checks the policy of the revision in force and what policies cannot read', async () => {
+    const o = api.objects;
+    o.set(`/apis/apps/v1/namespaces/${SYSTEM}/deployments/outrigger-controller`, {
+      spec: {
+        replicas: 1,
+        template: { spec: { containers: [{ args: ['--admission-mode=policy'] }] } },
+      },
+      status: { readyReplicas: 1 },
+    });
+    const policies = '/apis/admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicies';
+    o.set(policies, { items: [{ metadata: { name: `outrigger-proxy-${OLD}` } }] });
+    o.set('/api/v1/namespaces', { items: [{ metadata: { name: 'shop' } }] });
+    for (const r of ['deployments', 'statefulsets', 'daemonsets'])
+      o.set(`/apis/apps/v1/${r}`, { items: [] });
+    expect((await outrigger('check')).out).toContain(
+      `× admission policies in force: no policy outrigger-proxy-${REVISION_NOW} for the revision in force (1 kept)`,
+    );
+    o.set(policies, { items: [{ metadata: { name: `outrigger-proxy-${REVISION_NOW}` } }] });
+    expect((await outrigger('check')).out).toContain(
+      '√ admission policies in force: admission.mode=policy: 1 policies kept, the revision in force among them',
+    );
+    o.set('/apis/apps/v1/deployments', {
+      items: [
+        {
+          metadata: { namespace: 'shop', name: 'tuned' },
+          spec: {
+            template: { metadata: { annotations: { 'config.outrigger.dev/proxy-image': 'x' } } },
+          },
+        },
+      ],
+    });
+    o.set('/api/v1/namespaces', {
+      items: [
+        {
+          metadata: {
+            name: 'shop',
+            annotations: { 'log-shipper.sets.outrigger.dev/inject': 'disabled' },
+          },
+        },
+      ],
+    });
+    const { code, out } = await outrigger('check');
+    expect(code).toBe(1);
+    expect(out).toContain(
+      '× admission policies in force: the policies cannot apply what these ask for: namespace shop (log-shipper.sets.outrigger.dev/inject); Deployment shop/tuned (config.outrigger.dev/proxy-image)',
+    );
   });
 
   it('fails the leader check for a Lease that expired, or that is not there', async () => {

@@ -132,6 +132,7 @@ describe('outrigger check', () => {
       'controller leader present',
       'RBAC sufficient',
       'serving certificate trusted and current',
+      'admission policies in force',
       'webhook answering',
     ]);
   });
