@@ -71,6 +71,7 @@ const DEFAULTS: Record<string, string> = {
   'admission-mode': 'webhook',
   'policy-api-version': 'admissionregistration.k8s.io/v1beta1',
   'policy-failure-policy': 'Fail',
+  'policy-owner': 'outrigger-controller',
 };
 const NAMES = [
   ...Object.keys(DEFAULTS),
@@ -155,6 +156,7 @@ function flagValues(argv: string[], env: NodeJS.ProcessEnv): ControllerFlags {
         'Fail',
         'Ignore',
       ] as const),
+      ownerClusterRole: get('policy-owner'),
     };
   return flags;
 }
@@ -220,6 +222,7 @@ export const USAGE = `Usage: outrigger-controller [flags]   (each flag is also a
                                 or admissionregistration.k8s.io/v1beta1 (1.34 and 1.35, with the feature gate) (default v1beta1)
   --policy-failure-policy Fail|Ignore
                                 what the API server does when a policy cannot be evaluated (default Fail)
+  --policy-owner NAME           the ClusterRole that owns the policies: deleting it (uninstalling) deletes them (default outrigger-controller)
   --log-level error|warn|info|debug`;
 
 export { FlagError };

@@ -83,6 +83,7 @@ describe('parseFlags', () => {
       mode: 'both',
       apiVersion: 'admissionregistration.k8s.io/v1beta1',
       failurePolicy: 'Fail',
+      ownerClusterRole: 'outrigger-controller',
     });
     expect(
       parseFlags([

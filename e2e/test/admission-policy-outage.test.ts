@@ -58,8 +58,8 @@ describeInCluster('injection with every Outrigger pod down (admission.mode=polic
     if (!version) policyApiAbsent('the admission-policy outage suite');
   });
 
-  /** The names of the policies the controller keeps. */
-  async function policies(): Promise<string[]> {
+  /** The policies the controller keeps. */
+  async function keptPolicies() {
     const list = (await cluster.objects.list(
       version ?? '',
       'MutatingAdmissionPolicy',
@@ -69,10 +69,12 @@ describeInCluster('injection with every Outrigger pod down (admission.mode=polic
       undefined,
       `${POLICY_MANAGED_BY}=${POLICY_MANAGER}`,
     )) as {
-      items: { metadata?: { name?: string } }[];
+      items: { metadata?: { name?: string; ownerReferences?: { kind: string; name: string }[] } }[];
     };
-    return list.items.map((p) => p.metadata?.name ?? '').sort();
+    return list.items;
   }
+  /** The names of the policies the controller keeps. */
+  const policies = async () => (await keptPolicies()).map((p) => p.metadata?.name ?? '').sort();
   const proxyPolicies = async () =>
     (await policies()).filter((n) => n.startsWith('outrigger-proxy-'));
 
@@ -202,6 +204,11 @@ describeInCluster('injection with every Outrigger pod down (admission.mode=polic
         replicaSets.filter((rs) => rs.metadata?.ownerReferences?.some((o) => o.name === 'fresh')),
       ).toHaveLength(1);
       await policiesAre([second.proxy]);
+      // Owned by the install's ClusterRole: uninstalling has the garbage collector delete them.
+      for (const p of await keptPolicies())
+        expect(p.metadata?.ownerReferences?.map((o) => `${o.kind}/${o.name}`)).toEqual([
+          'ClusterRole/outrigger-controller',
+        ]);
     },
     10 * MINUTES,
   );

@@ -34,6 +34,19 @@ export interface PolicyFlags {
   mode: PolicyMode;
   apiVersion: PolicyApiVersion;
   failurePolicy: 'Fail' | 'Ignore';
+  /**
+   * The cluster-scoped object the policies are owned by: the install's ClusterRole, so that
+   * uninstalling Outrigger has the garbage collector delete them (a policy left behind would go
+   * on injecting every new pod).
+   */
+  ownerClusterRole: string;
+}
+
+interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
 }
 
 export interface PolicyInputs {
@@ -61,7 +74,7 @@ const KINDS = [
 ] as const;
 
 interface Existing {
-  metadata?: { name?: string; labels?: Record<string, string> };
+  metadata?: { name?: string; labels?: Record<string, string>; ownerReferences?: unknown[] };
   spec?: unknown;
 }
 
@@ -69,7 +82,36 @@ export class PolicyKeeper {
   /** What the last compile was made of: owners' changes that leave it alone cost nothing. */
   private lastKey = '';
 
+  private owner: OwnerReference | undefined;
+  private warnedOwner = false;
+
   constructor(private readonly options: PolicyKeeperOptions) {}
+
+  /** The owner reference every policy carries, read once; none (and a warning) if it cannot be. */
+  private async ownerReference(): Promise<OwnerReference | undefined> {
+    if (this.owner) return this.owner;
+    const name = this.options.flags.ownerClusterRole;
+    try {
+      const role = await this.options.api.get<{ metadata?: { uid?: string } }>(
+        `/apis/rbac.authorization.k8s.io/v1/clusterroles/${encodeURIComponent(name)}`,
+      );
+      const uid = role.metadata?.uid;
+      if (uid)
+        this.owner = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name, uid };
+    } catch (err) {
+      if (!this.warnedOwner)
+        this.options.logger.warn(
+          'the admission policies are kept without an owner: uninstalling will leave them behind',
+          {
+            clusterRole: name,
+            error: String(err),
+            fix: `grant the controller get on ClusterRole ${name} (the chart does), or delete them by hand: kubectl delete mutatingadmissionpolicies,mutatingadmissionpolicybindings -l ${POLICY_MANAGED_BY}=${POLICY_MANAGER}`,
+          },
+        );
+      this.warnedOwner = true;
+    }
+    return this.owner;
+  }
 
   /** Whether the policies' inputs changed since the last reconcile: then one is due. */
   changed(): boolean {
@@ -122,6 +164,8 @@ export class PolicyKeeper {
     if (!desired) return { done: true };
     const key = this.key(inputs);
     const existing = await this.existing();
+    const owner = await this.ownerReference();
+    if (owner) for (const o of desired) o.metadata.ownerReferences = [owner];
     const written = await this.write(desired, existing);
     const deleted = await this.deleteUnwanted(desired, existing);
     this.lastKey = key;
@@ -220,6 +264,8 @@ function configId(config: object): number {
 function same(there: Existing, object: PolicyObject): boolean {
   const labels = there.metadata?.labels ?? {};
   if (Object.entries(object.metadata.labels).some(([k, v]) => labels[k] !== v)) return false;
+  if (!contains(there.metadata?.ownerReferences ?? [], object.metadata.ownerReferences ?? []))
+    return false;
   return contains(there.spec, object.spec);
 }
 

@@ -55,7 +55,12 @@ export interface PolicyInput {
 export interface PolicyObject {
   apiVersion: string;
   kind: 'MutatingAdmissionPolicy' | 'MutatingAdmissionPolicyBinding';
-  metadata: { name: string; labels: Record<string, string> };
+  metadata: {
+    name: string;
+    labels: Record<string, string>;
+    /** Set by the controller: what the garbage collector deletes them with. */
+    ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string }[];
+  };
   spec: Record<string, unknown>;
 }
 
