@@ -95,6 +95,7 @@ describe('parseFlags', () => {
       mode: 'policy',
       apiVersion: 'admissionregistration.k8s.io/v1',
       failurePolicy: 'Ignore',
+      ownerClusterRole: 'outrigger-controller',
     });
     expect(() => parseFlags(['--admission-mode=policies'])).toThrow(
       /--admission-mode must be one of webhook, policy, both/,

@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { CustomObjectsApi, type KubernetesObject } from '@kubernetes/client-node';
+import { CustomObjectsApi, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
 import { isConflict, isNotFound } from '@outrigger/kube';
 import { apply, parseManifests, remove, type Manifest } from './apply';
 import type { Cluster } from './cluster';
@@ -62,7 +62,14 @@ export async function certManagerCrds(version = certManagerVersion()): Promise<M
   const dir = path.join(await moduleDir(version), 'deploy', 'crds');
   const files = readdirSync(dir).filter((f) => f.endsWith('.yaml'));
   if (files.length === 0) throw new Error(`no CRDs in ${dir}`);
-  return files.flatMap((f) => parseManifests(readFileSync(path.join(dir, f), 'utf8')));
+  // client-node's typed loading: the apply then sends x-kubernetes-* schema keys as written
+  // (plain objects would lose them in client-node's serializer)
+  return files.flatMap((f) => {
+    const loaded: unknown[] = loadAllYaml(readFileSync(path.join(dir, f), 'utf8'));
+    return loaded.filter(
+      (o): o is Manifest => typeof (o as Manifest | null)?.metadata?.name === 'string',
+    );
+  });
 }
 
 /** Our install of cert-manager's three parts, the image filled in. */
