@@ -65,25 +65,32 @@ async function keptPolicies(ctx: Ctx): Promise<string[] | undefined> {
 const namespaceOnly = (key: string): boolean =>
   key.startsWith(OVERRIDE_PREFIX) || key.endsWith(`.${SETS_PREFIX}/inject`);
 
-async function whatPoliciesCannotDo(ctx: Ctx, mode: string): Promise<string[]> {
-  const found: string[] = [];
+/** Namespaces annotated with what a policy cannot read. */
+async function namespacesAsking(ctx: Ctx): Promise<string[]> {
   const namespaces = await ctx.api.get<{ items?: Meta[] }>(namespacePath());
-  for (const ns of namespaces.items ?? []) {
+  return (namespaces.items ?? []).flatMap((ns) => {
     const keys = Object.keys(ns.metadata?.annotations ?? {}).filter(namespaceOnly);
-    if (keys.length > 0) found.push(`namespace ${ns.metadata?.name ?? ''} (${keys.join(', ')})`);
-  }
+    return keys.length > 0 ? [`namespace ${ns.metadata?.name ?? ''} (${keys.join(', ')})`] : [];
+  });
+}
+
+/** Workloads whose template asks for overrides. */
+async function workloadsAsking(ctx: Ctx, kind: WorkloadKind): Promise<string[]> {
+  const list = await ctx.api.get<{ items?: Workload[] }>(workloadPath(kind));
+  return (list.items ?? []).flatMap((w) => {
+    const annotations = w.spec?.template?.metadata?.annotations ?? {};
+    const keys = Object.keys(annotations).filter((k) => k.startsWith(OVERRIDE_PREFIX));
+    const meta = w.metadata ?? {};
+    return keys.length > 0
+      ? [`${kind} ${meta.namespace ?? ''}/${meta.name ?? ''} (${keys.join(', ')})`]
+      : [];
+  });
+}
+
+async function whatPoliciesCannotDo(ctx: Ctx, mode: string): Promise<string[]> {
+  const found = await namespacesAsking(ctx);
   if (mode !== 'policy') return found;
-  for (const kind of KINDS) {
-    const list = await ctx.api.get<{ items?: Workload[] }>(workloadPath(kind));
-    for (const w of list.items ?? []) {
-      const annotations = w.spec?.template?.metadata?.annotations ?? {};
-      const keys = Object.keys(annotations).filter((k) => k.startsWith(OVERRIDE_PREFIX));
-      if (keys.length > 0)
-        found.push(
-          `${kind} ${w.metadata?.namespace ?? ''}/${w.metadata?.name ?? ''} (${keys.join(', ')})`,
-        );
-    }
-  }
+  for (const kind of KINDS) found.push(...(await workloadsAsking(ctx, kind)));
   return found;
 }
 
