@@ -21,9 +21,12 @@ import (
 // runCAInjector writes CAs into the webhook configurations that ask for one (the annotations
 // cert-manager.io/inject-ca-from, inject-ca-from-secret): Outrigger's, and cert-manager's own.
 func runCAInjector(ctx context.Context, args []string) error {
-	fs := flags("cainjector")
+	fs, applyLogging := flags("cainjector")
 	healthPort := fs.Int("health-port", 9403, "port of /healthz and /readyz")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := applyLogging(); err != nil {
 		return err
 	}
 	scheme := runtime.NewScheme()

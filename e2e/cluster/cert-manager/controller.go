@@ -44,11 +44,14 @@ var loops = []string{
 }
 
 func runController(ctx context.Context, args []string) error {
-	fs := flags("controller")
+	fs, applyLogging := flags("controller")
 	resourceNamespace := fs.String("cluster-resource-namespace", "kube-system",
 		"where ClusterIssuers' Secrets live")
 	workers := fs.Int("workers", 2, "workers per control loop")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := applyLogging(); err != nil {
 		return err
 	}
 	factory, err := controllerpkg.NewContextFactory(ctx, controllerpkg.ContextOptions{

@@ -7,21 +7,20 @@
 //	cert-manager webhook     [cert-manager's webhook flags: --secure-port, --dynamic-serving-...]
 //	cert-manager cainjector  [--health-port N]
 //
-// and every part takes klog's flags (-v=2 shows cert-manager's info logs).
+// and every part takes cert-manager's logging flags (-v=2 shows its info logs).
 // Each runs until SIGTERM. No leader election: the e2e install runs one replica of each.
 // build.sh builds it (module path and go.mod: see there).
 package main
 
 import (
 	"context"
-	goflag "flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/spf13/pflag"
-	"k8s.io/klog/v2"
+	logsapi "k8s.io/component-base/logs/api/v1"
 
 	logf "github.com/cert-manager/cert-manager/pkg/logs"
 )
@@ -49,11 +48,11 @@ func main() {
 	}
 }
 
-// flags is a part's flag set, with klog's flags beside its own.
-func flags(part string) *pflag.FlagSet {
+// flags is a part's flag set, with cert-manager's logging flags (-v and others) beside its
+// own; the function returned applies those once the flags are parsed.
+func flags(part string) (*pflag.FlagSet, func() error) {
 	fs := pflag.NewFlagSet(part, pflag.ContinueOnError)
-	klogFlags := goflag.NewFlagSet("klog", goflag.ContinueOnError)
-	klog.InitFlags(klogFlags)
-	fs.AddGoFlagSet(klogFlags)
-	return fs
+	logging := logsapi.NewLoggingConfiguration()
+	logf.AddFlags(logging, fs)
+	return fs, func() error { return logf.ValidateAndApply(logging) }
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 
+	"github.com/spf13/pflag"
+
 	// Internal to cert-manager: build.sh names this module under cert-manager's module path so
 	// that Go lets it use the webhook's own admission chain (validation, defaulting, the
 	// CertificateRequest identity and approval checks), as cert-manager's own binaries do.
@@ -16,9 +18,13 @@ func runWebhook(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fs := flags("webhook")
+	fs := pflag.NewFlagSet("webhook", pflag.ContinueOnError)
 	options.AddConfigFlags(fs, config)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	// AddConfigFlags added cert-manager's logging flags
+	if err := logf.ValidateAndApply(&config.Logging); err != nil {
 		return err
 	}
 	server, err := webhook.NewCertManagerWebhookServer(logf.FromContext(ctx), *config)
