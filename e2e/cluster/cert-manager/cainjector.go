@@ -16,6 +16,7 @@ import (
 	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	"github.com/cert-manager/cert-manager/pkg/controller/cainjector"
 	logf "github.com/cert-manager/cert-manager/pkg/logs"
+	"github.com/cert-manager/cert-manager/pkg/util"
 )
 
 // runCAInjector writes CAs into the webhook configurations that ask for one (the annotations
@@ -40,6 +41,8 @@ func runCAInjector(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// its field manager, cert-manager-cainjector, comes from the user agent
+	config = util.RestConfigWithUserAgent(config, "cainjector")
 	manager, err := ctrl.NewManager(config, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
