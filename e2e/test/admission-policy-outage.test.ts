@@ -3,7 +3,9 @@
 // webhook and the controller scaled to zero, new pods of an opted-in namespace still get their
 // template's pinned revision (a scale-up) or the current one (a new Deployment); once the
 // controller is back, the wave it runs restarts the pinned owner to the current revision as it does
-// in the webhook mode, and the policy of the revision no owner needs any more is deleted.
+// in the webhook mode, and the policy of the revision no owner needs any more is deleted. A
+// Deployment made while no Outrigger pod ran has no stamp on its template, and is restarted once
+// to get one, as a template predating the stamp is.
 
 import type { V1Pod } from '@kubernetes/client-node';
 import {
@@ -63,10 +65,11 @@ describeInCluster('injection with every Outrigger pod down (admission.mode=polic
     const list = (await cluster.objects.list(
       version ?? '',
       'MutatingAdmissionPolicy',
-      undefined,
-      undefined,
-      undefined,
-      undefined,
+      undefined, // namespace
+      undefined, // pretty
+      undefined, // exact
+      undefined, // export
+      undefined, // fieldSelector
       `${POLICY_MANAGED_BY}=${POLICY_MANAGER}`,
     )) as {
       items: { metadata?: { name?: string; ownerReferences?: { kind: string; name: string }[] } }[];
@@ -176,7 +179,9 @@ describeInCluster('injection with every Outrigger pod down (admission.mode=polic
   it(
     'once the controller is back, its wave restarts the pinned owner to the current revision, and the unused policy goes',
     async () => {
-      if (!version || !second) return;
+      if (!version) return;
+      // The first test brought the pinned owner and the new revision: without them, nothing to see.
+      expect(second).toBeDefined();
       await scale('controller', 1);
       await scale('webhook', 1);
       await editConfig(cluster, (set) => set(['rollout', 'mode'], 'auto'));
@@ -198,11 +203,16 @@ describeInCluster('injection with every Outrigger pod down (admission.mode=polic
         { timeoutMs: 6 * MINUTES, intervalMs: 2000 },
       );
       await podsRunningWithProxy(cluster, app, 'app=web', 3);
-      // fresh was on the current revision already: the wave left it alone.
+      // fresh was made with no Outrigger pod up, so its template carries no stamp: like a
+      // template predating the stamp, the wave restarts it once to stamp it (docs/webhook.md).
       const replicaSets = (await cluster.apps.listNamespacedReplicaSet({ namespace: app })).items;
-      expect(
-        replicaSets.filter((rs) => rs.metadata?.ownerReferences?.some((o) => o.name === 'fresh')),
-      ).toHaveLength(1);
+      const freshSets = replicaSets.filter((rs) =>
+        rs.metadata?.ownerReferences?.some((o) => o.name === 'fresh'),
+      );
+      expect(freshSets.length).toBeLessThanOrEqual(2);
+      expect(revisionsOf(await podsRunningWithProxy(cluster, app, 'app=fresh', 1))).toEqual([
+        second.proxy,
+      ]);
       await policiesAre([second.proxy]);
       // Owned by the install's ClusterRole: uninstalling has the garbage collector delete them.
       for (const p of await keptPolicies())
