@@ -140,6 +140,41 @@ describe('the Helm chart and manifests/install.yaml', () => {
     );
   });
 
+  it('refuses admission.mode=policy where the server serves no MutatingAdmissionPolicy, and renders it where it does', async () => {
+    await expect(template('admission.mode=policy')).rejects.toThrow(
+      /admission.mode=policy needs an API server that serves MutatingAdmissionPolicy: Kubernetes 1.36 .*--feature-gates=MutatingAdmissionPolicy=true/,
+    );
+    await expect(template('admission.mode=webhooks')).rejects.toThrow(
+      /admission.mode must be webhook, policy or both/,
+    );
+    const served = await helm(
+      'template',
+      'outrigger',
+      CHART,
+      '--namespace',
+      SYSTEM_NAMESPACE,
+      '--api-versions',
+      'admissionregistration.k8s.io/v1beta1/MutatingAdmissionPolicy',
+      '--set',
+      'admission.mode=policy',
+    );
+    const objects = parseManifests(served);
+    const controller = containers(objects).find((c) => c.command?.[0] === 'outrigger-controller');
+    expect(controller?.args).toEqual(
+      expect.arrayContaining([
+        '--admission-mode=policy',
+        '--policy-api-version=admissionregistration.k8s.io/v1beta1',
+      ]),
+    );
+    await buildWorkspace('controller');
+    expect(await flagError('outrigger-controller', controller?.args ?? [])).toBeUndefined();
+    // The pod entries go: the policies inject; the workload entry stays for the stamp in flight.
+    const webhooks = objects.find((o) => o.kind === 'MutatingWebhookConfiguration') as unknown as {
+      webhooks: { name: string }[];
+    };
+    expect(webhooks.webhooks.map((w) => w.name)).toEqual(['workloads.outrigger.dev']);
+  });
+
   it("sets the controller's heap ceiling from controller.heapLimitMiB, and refuses one that is no size", async () => {
     expect(await template('controller.heapLimitMiB=300')).toContain('--max-old-space-size=300 ');
     await expect(template('controller.heapLimitMiB=160Mi')).rejects.toThrow(
