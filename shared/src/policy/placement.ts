@@ -25,7 +25,8 @@ export interface Footprint {
   readonly set: string;
   readonly order: number;
   readonly position: SetPosition;
-  readonly frontInit: ReadonlySet<string>;
+  /** Its init containers, but a classic proxy's, which go after every other before-app set's. */
+  readonly inits: ReadonlySet<string>;
   readonly main: ReadonlySet<string>;
   readonly volumes: ReadonlySet<string>;
 }
@@ -35,15 +36,15 @@ export function footprint(
   set: { name: string; order: number; position: SetPosition },
   parts: readonly PlacedParts[],
 ): Footprint {
-  const frontInit = new Set<string>();
+  const inits = new Set<string>();
   const main = new Set<string>();
   const volumes = new Set<string>();
   for (const p of parts) {
-    if (!p.initLast) for (const c of p.initContainers) frontInit.add(c.name);
+    if (!p.initLast) for (const c of p.initContainers) inits.add(c.name);
     for (const c of p.containers) main.add(c.name);
     for (const x of p.volumes) volumes.add(x.name);
   }
-  return { set: set.name, order: set.order, position: set.position, frontInit, main, volumes };
+  return { set: set.name, order: set.order, position: set.position, inits, main, volumes };
 }
 
 const before = (a: Footprint, b: { order: number; set: string }): boolean =>
@@ -73,20 +74,24 @@ export function specOps(own: Footprint, parts: PlacedParts, all: readonly Footpr
   const inits = variable('initContainers');
   const containers = variable('containers');
   let initAt: string;
-  if (!front) initAt = `size(${inits}) - ${counted(inits, namesOf(others, later, initsOf))}`;
+  if (!front)
+    initAt = `size(${inits}) - ${counted(
+      inits,
+      namesOf(others, later, (f) => f.inits),
+    )}`;
   else if (parts.initLast)
     initAt = counted(
       inits,
       namesOf(
         others,
         (f) => f.position === 'before-app',
-        (f) => f.frontInit,
+        (f) => f.inits,
       ),
     );
   else
     initAt = counted(
       inits,
-      namesOf(others, earlier, (f) => f.frontInit),
+      namesOf(others, earlier, (f) => f.inits),
     );
   const mainAt = front
     ? counted(
@@ -110,9 +115,6 @@ export function specOps(own: Footprint, parts: PlacedParts, all: readonly Footpr
     ),
   ]);
 }
-
-/** An after-app set's init containers, which all go to the back. */
-const initsOf = (f: Footprint): ReadonlySet<string> => f.frontInit;
 
 /** The list created when the pod has none, then the items inserted from `at`. */
 function listOps(path: readonly string[], at: string, items: readonly unknown[]): string[] {
