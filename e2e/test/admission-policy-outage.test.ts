@@ -156,6 +156,8 @@ describeInCluster('injection with every Outrigger pod down (admission.mode=polic
       second = await editConfig(cluster, (set) => {
         set(['proxy', 'logLevel'], 'debug');
         set(['rollout', 'mode'], 'manual');
+        // No canary soak: the wave itself is what this suite watches, not its stages.
+        set(['rollout', 'canary', 'count'], 0);
       });
       expect(second.proxy).not.toBe(first);
       await policiesAre([first, second.proxy]);
