@@ -147,28 +147,31 @@ describe('clients that hold the body budget or the connections', () => {
     agent.destroy();
     // Twenty keep-alive connections that each carried one review and now sit idle (the header
     // timeout is over for them: they sent a request).
+    // One after another, so that the first is the one idle longest whatever the machine's load.
     const body = realisticCase('idle').body;
-    const idle = await Promise.all(
-      Array.from({ length: 20 }, async () => {
-        const socket = await rawConnection(target);
-        socket.on('error', () => undefined);
-        const closed = new Promise<string>((resolve) =>
-          socket.on('close', () => resolve('closed')),
-        );
-        const answered = new Promise<void>((resolve) => socket.once('data', () => resolve()));
-        socket.write(
-          `POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-        );
-        await answered;
-        return { socket, closed };
-      }),
-    );
+    const idle: { socket: Awaited<ReturnType<typeof rawConnection>>; closed: Promise<string> }[] =
+      [];
+    for (let i = 0; i < 20; i++) {
+      const socket = await rawConnection(target);
+      socket.on('error', () => undefined);
+      const closed = new Promise<string>((resolve) => socket.on('close', () => resolve('closed')));
+      const answered = new Promise<void>((resolve) => socket.once('data', () => resolve()));
+      socket.write(
+        `POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+      await answered;
+      idle.push({ socket, closed });
+    }
     // A client at the cap is still served: the oldest idle connection is closed to make room.
     agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const reply = await post(target, agent, realisticCase('at-cap'));
     expect(judge(realisticCase('at-cap'), reply)).toBe(true);
-    const timeout = new Promise<string>((resolve) => setTimeout(() => resolve('open'), 3000));
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<string>(
+      (resolve) => (timer = setTimeout(() => resolve('open'), 10_000)),
+    );
     expect(await Promise.race([idle[0]?.closed ?? timeout, timeout])).toBe('closed');
+    clearTimeout(timer);
     for (const i of idle) i.socket.destroy();
-  });
+  }, 30_000);
 });
