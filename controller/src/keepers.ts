@@ -2,14 +2,17 @@
 // certificates (self-managed) and the admission policies (policy and both). Built here from what
 // the controller shares with them: its API client, its write gate and the inputs they read.
 
-import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { KubeApi } from '@outrigger/kube';
-import type { ConfigSnapshot } from '@outrigger/shared';
 import { CERTIFICATES_KEY, CertificateKeeper } from './certificates/certificate-keeper';
 import type { CertificateFlags } from './flags';
 import type { Logger } from './log';
 import type { ControllerMetrics } from './metrics';
-import { POLICIES_KEY, PolicyKeeper, type PolicyFlags } from './policies/policy-keeper';
+import {
+  POLICIES_KEY,
+  PolicyKeeper,
+  type PolicyFlags,
+  type PolicyInputs,
+} from './policies/policy-keeper';
 import type { Result } from './watch/queue';
 
 export interface KeeperDeps {
@@ -22,12 +25,7 @@ export interface KeeperDeps {
   certificates?: CertificateFlags;
   policies?: PolicyFlags;
   /** What the policies are compiled from, read at each reconcile. */
-  policyInputs: () => {
-    config: ConfigSnapshot | undefined;
-    history: V1ConfigMap | undefined;
-    inUse: ReadonlySet<string>;
-    setsInUse: ReadonlySet<string>;
-  };
+  policyInputs: () => PolicyInputs;
 }
 
 export interface Keepers {

@@ -10,7 +10,7 @@ import {
   readSetHistory,
   type HeldSets,
   type RevisionContent,
-  type SetRevisionContent,
+  heldBySet,
 } from '@outrigger/shared';
 import type { ObjectRef } from './flags';
 import type { Logger } from './log';
@@ -58,13 +58,7 @@ export class HistorySource {
       });
     }
     this.held = new Map(history.entries.map((e) => [e.revision, e.content]));
-    const held = new Map<string, Map<string, SetRevisionContent>>();
-    for (const e of sets.entries) {
-      const bySet = held.get(e.set) ?? new Map<string, SetRevisionContent>();
-      bySet.set(e.revision, e.content);
-      held.set(e.set, bySet);
-    }
-    this.heldSets = held;
+    this.heldSets = heldBySet(sets.entries);
     this.onChange();
   }
 

@@ -11,6 +11,7 @@ import {
   canonicalJson,
   compilePolicies,
   FIELD_MANAGER,
+  heldBySet,
   pinnedSnapshot,
   POLICY_MANAGED_BY,
   POLICY_MANAGER,
@@ -21,7 +22,6 @@ import {
   type PolicyApiVersion,
   type PolicyMode,
   type PolicyObject,
-  type SetRevisionContent,
 } from '@outrigger/shared';
 import type { Logger } from '../log';
 import type { Result } from '../watch/queue';
@@ -137,13 +137,9 @@ export class PolicyKeeper {
     for (const e of history.entries)
       if (inputs.inUse.has(e.revision) && e.revision !== current.revision)
         pinned.set(e.revision, pinnedSnapshot(current, e.content, e.revision));
-    const pinnedSets = new Map<string, Map<string, SetRevisionContent>>();
-    for (const e of readSetHistory(inputs.history?.data).entries) {
-      if (!inputs.setsInUse.has(setHistoryKey(e.set, e.revision))) continue;
-      const bySet = pinnedSets.get(e.set) ?? new Map<string, SetRevisionContent>();
-      bySet.set(e.revision, e.content);
-      pinnedSets.set(e.set, bySet);
-    }
+    const pinnedSets = heldBySet(readSetHistory(inputs.history?.data).entries, (e) =>
+      inputs.setsInUse.has(setHistoryKey(e.set, e.revision)),
+    );
     const { mode, apiVersion, failurePolicy } = this.options.flags;
     return compilePolicies({
       current,

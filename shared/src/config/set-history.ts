@@ -69,6 +69,21 @@ export interface SetHistory {
   invalid: string[];
 }
 
+/** Entries' contents by set and revision, those `keep` accepts (all by default). */
+export function heldBySet(
+  entries: readonly SetHistoryEntry[],
+  keep: (entry: SetHistoryEntry) => boolean = () => true,
+): Map<string, Map<string, SetRevisionContent>> {
+  const held = new Map<string, Map<string, SetRevisionContent>>();
+  for (const e of entries) {
+    if (!keep(e)) continue;
+    const bySet = held.get(e.set) ?? new Map<string, SetRevisionContent>();
+    bySet.set(e.revision, e.content);
+    held.set(e.set, bySet);
+  }
+  return held;
+}
+
 export function readSetHistory(data: Readonly<Record<string, string>> | undefined): SetHistory {
   const out: SetHistory = { entries: [], problems: [], invalid: [] };
   for (const [key, text] of Object.entries(data ?? {})) {
