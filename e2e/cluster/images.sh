@@ -351,6 +351,21 @@ build_shipper() {
   echo "${inputs}" >"${IMAGES_DIR}/${SHIPPER_ARCHIVE}.inputs"
 }
 
+# binary_image BIN NAME REF ARCHIVE INPUTS [buildah config flags...]: BIN alone as /NAME in a
+# scratch image run as 65532, committed as REF, pushed to ARCHIVE, its inputs recorded.
+binary_image() {
+  local bin="$1" name="$2" ref="$3" archive="$4" inputs="$5" c
+  shift 5
+  new_container scratch
+  c="${CTR}"
+  bh copy --quiet --chmod 0755 "${c}" "${bin}" "/${name}" >/dev/null
+  bh config --os linux --arch amd64 --entrypoint "[\"/${name}\"]" --cmd '[]' --user 65532:65532 \
+    "$@" "${c}"
+  commit "${c}" "${ref}"
+  push "${ref}" "${archive}"
+  echo "${inputs}" >"${IMAGES_DIR}/${archive}.inputs"
+}
+
 # --- 4. CoreDNS, the real node's cluster DNS -----------------------------------------------
 
 # The binary is build.sh's <cache>/bin/coredns-<version>; when it is missing (build.sh not run
@@ -376,15 +391,7 @@ build_coredns() {
     bash "${HERE}/build.sh" >&2 || die "build.sh failed (its output above)"
     [[ -x "${bin}" ]] || die "build.sh did not build ${bin}"
   fi
-  local c
-  new_container scratch
-  c="${CTR}"
-  bh copy --quiet --chmod 0755 "${c}" "${bin}" /coredns >/dev/null
-  bh config --os linux --arch amd64 --entrypoint '["/coredns"]' --cmd '[]' --user 65532:65532 \
-    --port 53/udp --port 53/tcp "${c}"
-  commit "${c}" "${ref}"
-  push "${ref}" "${archive}"
-  echo "${inputs}" >"${IMAGES_DIR}/${archive}.inputs"
+  binary_image "${bin}" coredns "${ref}" "${archive}" "${inputs}" --port 53/udp --port 53/tcp
 }
 
 # --- 4b. cert-manager, for the cert-manager suite -----------------------------------------
@@ -412,14 +419,7 @@ build_cert_manager() {
     log "${ref}: current"
     return
   fi
-  local c
-  new_container scratch
-  c="${CTR}"
-  bh copy --quiet --chmod 0755 "${c}" "${bin}" /cert-manager >/dev/null
-  bh config --os linux --arch amd64 --entrypoint '["/cert-manager"]' --cmd '[]' --user 65532:65532 "${c}"
-  commit "${c}" "${ref}"
-  push "${ref}" "${archive}"
-  echo "${inputs}" >"${IMAGES_DIR}/${archive}.inputs"
+  binary_image "${bin}" cert-manager "${ref}" "${archive}" "${inputs}"
 }
 
 # --- 5. Outrigger, from the Dockerfile ----------------------------------------------------
