@@ -1,7 +1,7 @@
 // The `outrigger` command: dispatches to the subcommands and turns errors into exit codes.
 
 import { readFile } from 'node:fs/promises';
-import { FlagError, apiErrorMessage } from '@outrigger/kube';
+import { FlagError, apiErrorMessage, httpStatus } from '@outrigger/kube';
 import { ConfigError } from '@outrigger/shared';
 import { configCommand, CONFIG_USAGE } from './config-command';
 import { CHECK_USAGE, checkCommand } from './check-command';
@@ -72,10 +72,10 @@ function describeError(err: unknown): { message: string; exit: number } | undefi
     return { message: err.message, exit: 2 };
   if (err instanceof ConfigError || err instanceof ClusterError)
     return { message: err.message, exit: 1 };
-  const code = (err as NodeJS.ErrnoException).code as unknown;
   const message = (err as Error).message;
-  // The API server's refusal (kube's ApiError carries the HTTP status as code).
-  if (typeof code === 'number') return { message: apiErrorMessage(err), exit: 1 };
+  // The API server's refusal.
+  if (httpStatus(err) !== undefined) return { message: apiErrorMessage(err), exit: 1 };
+  const code = (err as NodeJS.ErrnoException).code as unknown;
   // The API server's silence: kube's request timeout.
   if ((err as Error).name === 'TimeoutError')
     return { message: `cannot reach the API server: ${message}`, exit: 1 };

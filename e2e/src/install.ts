@@ -19,6 +19,7 @@ import {
   TLS_SECRET_NAME,
   WEBHOOK_SERVICE_ACCOUNT,
 } from '@outrigger/shared';
+import { isConflict } from '@outrigger/kube';
 import { freePort } from '@outrigger/testkit';
 import { apply, remove } from './apply';
 import { MERGE_PATCH, type Cluster } from './cluster';
@@ -132,7 +133,7 @@ export class TestInstall {
         await this.cluster.core.replaceNamespacedConfigMap({ ...ref, body: { ...current, data } });
         return;
       } catch (err) {
-        if ((err as { code?: unknown }).code !== 409 || attempt >= 5) throw err;
+        if (!isConflict(err) || attempt >= 5) throw err;
       }
     }
   }

@@ -3,7 +3,7 @@
 
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { KubeApi } from '@outrigger/kube';
-import { CONFIG_MAP_KEY } from '@outrigger/shared';
+import { configMapText } from '@outrigger/shared';
 import type { ConfigSource, ConfigStore } from './config-source';
 import type { ObjectRef } from './flags';
 import type { Logger } from './log';
@@ -17,7 +17,7 @@ export class ConfigMapSource implements ConfigSource {
   constructor(
     private readonly store: ConfigStore,
     api: KubeApi,
-    ref: ObjectRef,
+    private readonly ref: ObjectRef,
     deps: { logger: Logger; metrics: WebhookMetrics },
   ) {
     this.source = `configmap ${ref.namespace}/${ref.name}`;
@@ -27,15 +27,9 @@ export class ConfigMapSource implements ConfigSource {
   }
 
   private take(cm: V1ConfigMap | undefined): void {
-    const text = cm?.data?.[CONFIG_MAP_KEY];
-    if (text === undefined) {
-      this.store.unreadable(
-        this.source,
-        cm ? `key ${CONFIG_MAP_KEY} is missing` : 'the ConfigMap does not exist',
-      );
-      return;
-    }
-    this.store.offer(text, this.source);
+    const found = configMapText(cm, this.ref);
+    if ('text' in found) this.store.offer(found.text, this.source);
+    else this.store.unreadable(this.source, found.message);
   }
 
   start(): Promise<void> {

@@ -92,14 +92,14 @@ export type ConfigProblem =
 export type ConfigReading = { ok: true; config: Config; revision: string } | ConfigProblem;
 
 /**
- * Reads the configuration from the ConfigMap (pure): the controller and the CLI read it alike,
- * so neither takes a missing key for the defaults (the webhook's ConfigMap source refuses a
- * missing key too, in config-map-source.ts).
+ * The configuration's text in the ConfigMap, or why there is none: the controller, the CLI and the
+ * webhook's ConfigMap source word a missing ConfigMap or key alike, and none of them takes a
+ * missing key for the defaults.
  */
-export function readConfigMap(
+export function configMapText(
   cm: { data?: Record<string, string> } | undefined,
   ref: { namespace: string; name: string },
-): ConfigReading {
+): { text: string } | Exclude<ConfigProblem, { reason: 'invalid' }> {
   const where = `ConfigMap ${ref.namespace}/${ref.name}`;
   if (!cm) return { reason: 'missing', message: `${where} does not exist; create it` };
   const text = cm.data?.[CONFIG_MAP_KEY];
@@ -108,12 +108,22 @@ export function readConfigMap(
       reason: 'no-key',
       message: `${where} has no key ${CONFIG_MAP_KEY}; put the injector configuration there`,
     };
-  const result = parseConfig(text);
+  return { text };
+}
+
+/** Reads the configuration from the ConfigMap (pure), as the controller and the CLI do. */
+export function readConfigMap(
+  cm: { data?: Record<string, string> } | undefined,
+  ref: { namespace: string; name: string },
+): ConfigReading {
+  const found = configMapText(cm, ref);
+  if (!('text' in found)) return found;
+  const result = parseConfig(found.text);
   if (!result.ok) {
     const errors = result.errors.map(formatIssue);
     return {
       reason: 'invalid',
-      message: `${where} key ${CONFIG_MAP_KEY} is invalid; the last good configuration stays in force: ${errors.join('; ')}`,
+      message: `ConfigMap ${ref.namespace}/${ref.name} key ${CONFIG_MAP_KEY} is invalid; the last good configuration stays in force: ${errors.join('; ')}`,
       errors,
     };
   }
