@@ -17,6 +17,7 @@ export * from './helm';
 export * from './http-probe';
 export * from './in-cluster';
 export * from './use-install';
+export * from './use-test-install';
 export * from './log-dir';
 export * from './metrics';
 export * from './namespace';

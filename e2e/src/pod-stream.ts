@@ -9,6 +9,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { apiErrorWithStatus as errorMessage } from '@outrigger/kube';
 import type { Cluster } from './cluster';
 import { PAUSE_IMAGE } from './fixtures';
+import { done, pending, waitFor } from './wait';
 
 export interface Admission {
   name: string;
@@ -53,17 +54,18 @@ export class PodStream {
 
   /** Resolves once `n` more creates have succeeded after this call (a positive signal). */
   async succeeded(n: number, timeoutMs = 120_000): Promise<void> {
-    const wanted = this.admissions.filter((a) => a.ok).length + n;
-    const deadline = Date.now() + timeoutMs;
-    while (this.admissions.filter((a) => a.ok).length < wanted) {
-      if (Date.now() > deadline) {
-        const last = this.admissions.at(-1);
-        throw new Error(
-          `${n} more pods were not admitted in ${timeoutMs} ms in ${this.namespace}; last: ${last?.message ?? 'ok'}`,
-        );
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const admitted = (): number => this.admissions.filter((a) => a.ok).length;
+    const wanted = admitted() + n;
+    await waitFor(
+      `${n} more pods admitted in ${this.namespace}`,
+      () =>
+        admitted() >= wanted
+          ? done(undefined)
+          : pending(
+              `${wanted - admitted()} to go; last: ${this.admissions.at(-1)?.message ?? 'ok'}`,
+            ),
+      { timeoutMs, intervalMs: 100 },
+    );
   }
 
   private async run(): Promise<void> {

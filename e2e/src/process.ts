@@ -222,9 +222,12 @@ export class ManagedProcess {
     if (!status) signalGroup(this.pid, 'SIGKILL');
     const final = await this.exited;
     // Children it started share its process group: give them the same grace, then SIGKILL.
-    const deadline = Date.now() + grace;
-    while (groupMembers(this.pid).length > 0 && Date.now() < deadline) await sleep(50);
-    if (groupMembers(this.pid).length > 0) signalGroup(this.pid, 'SIGKILL');
+    const left = (): number => groupMembers(this.pid).length;
+    await waitFor(
+      `the children of ${this.options.name} to exit`,
+      () => (left() === 0 ? done(undefined) : pending(`${left()} left`)),
+      { timeoutMs: grace, intervalMs: 50 },
+    ).catch(() => signalGroup(this.pid, 'SIGKILL'));
     return final;
   }
 }

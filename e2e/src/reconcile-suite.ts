@@ -16,13 +16,12 @@ import {
   makeSnapshot,
   mustParseConfig,
 } from '@outrigger/shared';
-import { buildWorkspace } from './build';
 import { MERGE_PATCH, connect, type Cluster } from './cluster';
 import { dumpingOnFailure } from './dump';
 import { TestInstall, type ControllerProcess } from './install';
 import { deleteNamespace } from './namespace';
-import { stopAllProcesses } from './process';
 import { deploymentRolloutStatus } from './rollout';
+import { useTestInstall } from './use-test-install';
 import { done, pending, waitFor } from './wait';
 
 const PROXY = 'outrigger-proxy';
@@ -69,19 +68,6 @@ export class ReconcileSuite {
   readonly firstRevision = revisionOf(reconcileConfigYaml(0));
   /** The leading controller; a suite that kills it sets its successor here. */
   controller!: ControllerProcess;
-
-  /** Starts the webhook and one controller, built from the working tree. */
-  async setup(): Promise<void> {
-    await Promise.all([buildWorkspace('webhook'), buildWorkspace('controller')]);
-    await this.install.setup();
-    this.controller = await this.install.startController('outrigger-controller-a');
-  }
-
-  async teardown(): Promise<void> {
-    await this.install.teardown();
-    await stopAllProcesses();
-    await this.cluster.close();
-  }
 
   /**
    * Runs a scenario; on failure dumps its namespaces. Either way they are deleted afterwards, so
@@ -197,7 +183,11 @@ export class ReconcileSuite {
 /** Registers the suite's beforeAll and afterAll; call it at the top of the suite file. */
 export function useReconcileSuite(): ReconcileSuite {
   const suite = new ReconcileSuite();
-  beforeAll(() => suite.setup(), 120_000);
-  afterAll(() => suite.teardown(), 60_000);
+  useTestInstall(suite.install, {
+    build: ['webhook', 'controller'],
+    then: async () => {
+      suite.controller = await suite.install.startController('outrigger-controller-a');
+    },
+  });
   return suite;
 }

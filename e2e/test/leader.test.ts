@@ -8,6 +8,8 @@ import { connect, done, pending, waitFor, withNamespace, type Cluster } from '..
 
 const LEASE_SECONDS = 3;
 const RETRY_MS = 300;
+/** The leader renews every third of the lease duration (kube/src/leader.ts). */
+const RENEW_EVERY_MS = (LEASE_SECONDS * 1000) / 3;
 /** Counts the 409s the candidates met: the race test must really race. */
 let conflicts = 0;
 const quiet: KubeLogger = {
@@ -46,14 +48,36 @@ function candidate(namespace: string, name: string, identity: string): Candidate
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Samples isLeader of every candidate for `ms`; fails on any moment with two leaders. */
-async function watchLeaders(candidates: Candidate[], ms: number): Promise<string[]> {
+/** The Lease's renewTime as the API server holds it, in ms; undefined while it has none. */
+async function renewedAt(namespace: string, name: string): Promise<number | undefined> {
+  const lease = await coordination.readNamespacedLease({ namespace, name });
+  const renew = lease.spec?.renewTime;
+  return renew ? new Date(renew).getTime() : undefined;
+}
+
+/**
+ * Samples isLeader of every candidate, failing on any moment with two leaders, until the Lease
+ * has been renewed `renewals` times since the first look (the positive signal that the others
+ * had their chances to take it); returns every leader seen, in turn. At most 30 s.
+ */
+async function watchLeaders(
+  candidates: Candidate[],
+  lease: { namespace: string; name: string },
+  renewals: number,
+): Promise<string[]> {
   const leaders: string[] = [];
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
+  const renewTimes = new Set<number>();
+  const deadline = Date.now() + 30_000;
+  for (let look = 0; renewTimes.size <= renewals; look++) {
     const now = candidates.filter((c) => c.elector.isLeader).map((c) => c.elector.identity);
     expect(now.length).toBeLessThanOrEqual(1);
     if (now[0] && leaders.at(-1) !== now[0]) leaders.push(now[0]);
+    if (look % 5 === 0) {
+      const renewed = await renewedAt(lease.namespace, lease.name);
+      if (renewed !== undefined) renewTimes.add(renewed);
+    }
+    if (Date.now() > deadline)
+      throw new Error(`the Lease ${lease.name} was renewed ${renewTimes.size - 1} times in 30 s`);
     await sleep(20);
   }
   return leaders;
@@ -85,7 +109,9 @@ describe('LeaderElector', () => {
       try {
         const leader = await waitForLeader([a, b], 10_000);
         const follower = leader === a ? b : a;
-        expect(await watchLeaders([a, b], 2 * LEASE_SECONDS * 1000)).toEqual([
+        // Renewed past two lease durations: the follower's retries met a held Lease throughout.
+        const renewals = Math.ceil((2 * LEASE_SECONDS * 1000) / RENEW_EVERY_MS);
+        expect(await watchLeaders([a, b], { namespace, name: 'outrigger' }, renewals)).toEqual([
           leader.elector.identity,
         ]);
         expect(await holderOf(namespace, 'outrigger')).toBe(leader.elector.identity);
@@ -152,7 +178,7 @@ describe('LeaderElector', () => {
         for (const c of all) c.elector.start();
         try {
           await waitForLeader(all, 10_000);
-          const leaders = await watchLeaders(all, 1000);
+          const leaders = await watchLeaders(all, { namespace, name }, 2);
           expect(leaders).toHaveLength(1);
           expect(all.filter((c) => c.events.length > 0)).toHaveLength(1);
           expect(await holderOf(namespace, name)).toBe(leaders[0]);

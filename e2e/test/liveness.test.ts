@@ -16,7 +16,6 @@ import {
 } from '@outrigger/shared';
 import {
   apply,
-  buildWorkspace,
   connect,
   deploymentYaml,
   done,
@@ -29,12 +28,12 @@ import {
   probe,
   refusingPolicy,
   remove,
-  stopAllProcesses,
   TestInstall,
   waitFor,
   waitForDryRun,
   type Cluster,
   type ControllerProcess,
+  useTestInstall,
 } from '../src';
 
 /** One slot, a deadline far beyond the test, no canary stage: only a spin could stop the wave. */
@@ -51,17 +50,12 @@ const install = new TestInstall(cluster, { configYaml: configYaml(0) });
 let controller: ControllerProcess;
 let step = 0;
 
-beforeAll(async () => {
-  await Promise.all([buildWorkspace('webhook'), buildWorkspace('controller')]);
-  await install.setup();
-  controller = await install.startController('outrigger-controller-liveness');
-}, 120_000);
-
-afterAll(async () => {
-  await install.teardown();
-  await stopAllProcesses();
-  await cluster.close();
-}, 60_000);
+useTestInstall(install, {
+  build: ['webhook', 'controller'],
+  then: async () => {
+    controller = await install.startController('outrigger-controller-liveness');
+  },
+});
 
 /**
  * GETs the controller's /healthz every 100 ms, one at a time, and keeps the slowest answer and

@@ -15,11 +15,10 @@ import {
   metricNames,
   parseManifests,
   repoRoot,
-  stopAllProcesses,
   TestInstall,
-  buildWorkspace,
   type Cluster,
   type Manifest,
+  useTestInstall,
 } from '../src';
 
 const DASHBOARD = path.join(repoRoot, 'manifests', 'grafana', 'outrigger-dashboard.json');
@@ -146,16 +145,7 @@ describe('the metrics the dashboard queries', () => {
   const cluster: Cluster = connect();
   const install = new TestInstall(cluster, { configYaml: 'rollout:\n  maxConcurrent: 1\n' });
 
-  beforeAll(async () => {
-    await Promise.all(['webhook', 'controller'].map((w) => buildWorkspace(w)));
-    await install.setup();
-  }, 120_000);
-
-  afterAll(async () => {
-    await install.teardown();
-    await stopAllProcesses();
-    await cluster.close();
-  });
+  useTestInstall(install, { build: ['webhook', 'controller'] });
 
   it('are every one exported by the running webhook and controller', async () => {
     const controller = await install.startController();

@@ -18,7 +18,6 @@ import {
 } from '@outrigger/shared';
 import {
   apply,
-  buildWorkspace,
   connect,
   deploymentYaml,
   done,
@@ -27,12 +26,12 @@ import {
   outriggerCli,
   pending,
   repoRoot,
-  stopAllProcesses,
   TestInstall,
   toolBin,
   waitFor,
   waitForRollout,
   type Cluster,
+  useTestInstall,
 } from '../src';
 
 const run = promisify(execFile);
@@ -47,9 +46,9 @@ let ns = '';
 /** Not opted in: the check's dry-run pod opts in by its own label here. */
 let probeNs = '';
 
-beforeAll(async () => {
-  await Promise.all(['webhook', 'controller', 'cli'].map((w) => buildWorkspace(w)));
-  await install.setup();
+useTestInstall(install, { build: ['webhook', 'controller', 'cli'], then: start });
+
+async function start(): Promise<void> {
   await install.startController();
   ns = await install.newNamespace('operate', { optedIn: true });
   probeNs = await install.newNamespace('check-probe');
@@ -64,13 +63,7 @@ beforeAll(async () => {
   await apply(cluster, yaml.join('---\n'), { namespace: ns });
   await waitForRollout(cluster, { kind: 'Deployment', namespace: ns, name: 'a' });
   await waitForRollout(cluster, { kind: 'Deployment', namespace: ns, name: 'b' });
-}, 120_000);
-
-afterAll(async () => {
-  await install.teardown();
-  await stopAllProcesses();
-  await cluster.close();
-});
+}
 
 const outrigger = (...args: string[]) => outriggerCli(install, ...args);
 

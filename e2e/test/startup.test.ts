@@ -4,14 +4,7 @@
 // alive and say so (/healthz 200, /readyz 503, a log line naming what it waits for), and serve
 // as soon as the controller has made the Secret.
 
-import {
-  buildWorkspace,
-  connect,
-  probe,
-  stopAllProcesses,
-  TestInstall,
-  type Cluster,
-} from '../src';
+import { connect, probe, TestInstall, type Cluster, useTestInstall } from '../src';
 
 const cluster: Cluster = connect();
 const install = new TestInstall(cluster, {
@@ -20,16 +13,7 @@ const install = new TestInstall(cluster, {
   prefix: 'startup-system',
 });
 
-beforeAll(async () => {
-  await Promise.all([buildWorkspace('webhook'), buildWorkspace('controller')]);
-  await install.setup();
-}, 90_000);
-
-afterAll(async () => {
-  await install.teardown();
-  await stopAllProcesses();
-  await cluster.close();
-});
+useTestInstall(install, { build: ['webhook', 'controller'] });
 
 it('the webhook waits for the Secret the controller makes later, then serves', async () => {
   const webhook = await install.resumeWebhook({ waitReady: false });

@@ -12,16 +12,15 @@ import { ENABLED, INJECTION_LABEL, REVISION, SKIPPED, STAMPED } from '@outrigger
 import {
   MERGE_PATCH,
   apply,
-  buildWorkspace,
   connect,
   deploymentYaml,
   done,
   outriggerCli,
   pending,
-  stopAllProcesses,
   TestInstall,
   waitFor,
   type Cluster,
+  useTestInstall,
 } from '../src';
 
 const cluster: Cluster = connect();
@@ -59,9 +58,9 @@ const escaped = (pods: V1Pod[]): V1Pod[] =>
       !p.metadata.labels[SKIPPED],
   );
 
-beforeAll(async () => {
-  await Promise.all(['webhook', 'cli'].map((w) => buildWorkspace(w)));
-  await install.setup();
+useTestInstall(install, { build: ['webhook', 'cli'], then: start, setupTimeoutMs: 180_000 });
+
+async function start(): Promise<void> {
   const optedIn = { optedIn: true, labels: { [INJECTION_LABEL]: ENABLED } };
   elsewhere = await install.newNamespace('0-scope-a-elsewhere', optedIn);
   here = await install.newNamespace('0-scope-b-here', optedIn);
@@ -93,13 +92,7 @@ beforeAll(async () => {
     return counts.every((n) => n === 1) ? done(undefined) : pending(counts);
   });
   await install.resumeWebhook();
-}, 180_000);
-
-afterAll(async () => {
-  await install.teardown();
-  await stopAllProcesses();
-  await cluster.close();
-});
+}
 
 describe('outrigger status -n', () => {
   it('answers for its namespace what the cluster-wide status answers, budget included', async () => {
