@@ -349,8 +349,9 @@ describeInCluster('upgrades the controller controls, on a node that runs contain
   it(
     'with the maintenance window closed nothing restarts; when it opens the wave proceeds',
     async () => {
-      // a window opening on the next whole minute at least 60 s away, by the test's own clock
-      const opensMs = Math.ceil((Date.now() + 60_000) / 60_000) * 60_000;
+      // a window opening on the next whole minute at least 30 s away, by the test's own clock
+      // (the controller's WaveWaiting Event has come within seconds of the edit)
+      const opensMs = Math.ceil((Date.now() + 30_000) / 60_000) * 60_000;
       const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16);
       const before = await deployments();
       const r4 = await editConfig((set) => {

@@ -29,7 +29,7 @@ import type { ConfigInForce } from '../config/config-map';
 import { workloadSubject } from '../events';
 import type { AssessedFleet } from '../watch/owner-index';
 import type { Result } from '../watch/queue';
-import { deleteStuckPod } from './forced-rollback';
+import { deleteStuckPod } from './stuck-pod-deletion';
 import {
   MIN_RECHECK_MS,
   OWNER_BACKOFF_BASE_MS,
