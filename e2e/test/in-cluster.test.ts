@@ -338,7 +338,7 @@ describeInCluster('Outrigger from its chart and image, on a node that runs conta
             if (!isNotFound(error)) throw error;
           });
       }
-      values.push('certificates.selfManaged.certValiditySeconds=45');
+      values.push('certificates.selfManaged.certValiditySeconds=30');
       await helmRelease('install', SYSTEM_NAMESPACE, image, values);
       const servingCert = async () => {
         try {

@@ -51,7 +51,7 @@ import {
 const run = promisify(execFile);
 const CLI = path.join(repoRoot, 'cli', 'bin', 'outrigger.js');
 const MINUTES = 60_000;
-const SOAK_SECONDS = 20;
+const SOAK_SECONDS = 12;
 /** The canary: the one owner the canary selector matches. */
 const CANARY = 'canary';
 const OTHERS = ['steady', 'scaled'];
