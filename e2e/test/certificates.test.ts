@@ -130,15 +130,9 @@ describe('self-managed webhook certificates', () => {
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    expect({
-      failures,
-      servingSeen: servingSeen.size,
-      casSeen: casSeen.size,
-      movedToNewCa,
-    }).toEqual({
+    // On a failure the whole object is shown: the certificates seen, and what failed when.
+    expect({ failures, movedToNewCa, seen: [servingSeen.size, casSeen.size] }).toMatchObject({
       failures: [],
-      servingSeen: expect.any(Number),
-      casSeen: expect.any(Number),
       movedToNewCa: true,
     });
     expect(admitted).toBeGreaterThan(100);
