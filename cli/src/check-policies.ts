@@ -5,7 +5,6 @@
 
 import { httpStatus, workloadPath, type WorkloadKind } from '@outrigger/kube';
 import {
-  CONTROLLER_SERVICE_ACCOUNT,
   OVERRIDE_PREFIX,
   POLICY_API_VERSIONS,
   POLICY_MANAGED_BY,
@@ -17,6 +16,7 @@ import {
 } from '@outrigger/shared';
 import { configMapPath, namespacePath } from './api-paths';
 import { fail, pass, type Check, type Ctx } from './check';
+import { controllerArgs } from './controller-args';
 
 interface Meta {
   metadata?: { name?: string; namespace?: string; annotations?: Record<string, string> };
@@ -24,26 +24,7 @@ interface Meta {
 interface Workload extends Meta {
   spec?: { template?: Meta };
 }
-interface ControllerDeployment {
-  spec?: { template?: { spec?: { containers?: { args?: string[] }[] } } };
-}
-
 const KINDS: WorkloadKind[] = ['Deployment', 'StatefulSet', 'DaemonSet'];
-
-/** The controller's --admission-mode, from its Deployment; `webhook` when it says none. */
-async function admissionMode(ctx: Ctx): Promise<string | undefined> {
-  try {
-    const d = await ctx.api.get<ControllerDeployment>(
-      workloadPath('Deployment', ctx.namespace, CONTROLLER_SERVICE_ACCOUNT),
-    );
-    const args = d.spec?.template?.spec?.containers?.flatMap((c) => c.args ?? []) ?? [];
-    const flag = args.find((a) => a.startsWith('--admission-mode='));
-    return flag ? flag.slice('--admission-mode='.length) : 'webhook';
-  } catch (err) {
-    if (httpStatus(err) === 404) return undefined;
-    throw err;
-  }
-}
 
 /** The names of the policies the controller keeps, in the newest API version served. */
 async function keptPolicies(ctx: Ctx): Promise<string[] | undefined> {
@@ -95,7 +76,7 @@ async function whatPoliciesCannotDo(ctx: Ctx, mode: string): Promise<string[]> {
 }
 
 export const policiesInForce: Check = async (ctx) => {
-  const mode = await admissionMode(ctx);
+  const mode = (await controllerArgs(ctx))?.admissionMode;
   if (mode === undefined || mode === 'webhook')
     return pass('admission.mode=webhook: the webhook injects every pod, no policies to keep');
   const kept = await keptPolicies(ctx);

@@ -4,15 +4,18 @@
 import { CONTROLLER_SERVICE_ACCOUNT, LEASE_NAME, WEBHOOK_SERVICE_ACCOUNT } from '@outrigger/shared';
 import { SUBJECT_ACCESS_REVIEWS_PATH } from './api-paths';
 import { fail, pass, type Check } from './check';
+import { controllerArgs } from './controller-args';
 
-const RIGHTS: {
+interface Right {
   account: string;
   verb: string;
   group: string;
   resource: string;
   name?: string;
   scope: 'cluster' | 'own';
-}[] = [
+}
+
+const RIGHTS: Right[] = [
   {
     account: CONTROLLER_SERVICE_ACCOUNT,
     verb: 'patch',
@@ -95,9 +98,42 @@ const RIGHTS: {
   },
 ];
 
-export const rbacSufficient: Check = async ({ api, namespace, configMap }) => {
+/**
+ * The admission-policy modes' rights: keeping the policies and their bindings, and reading the
+ * ClusterRole that owns them (uninstalling deletes it, and so them).
+ */
+function policyRights(owner: string): Right[] {
+  const group = 'admissionregistration.k8s.io';
+  const kept = ['mutatingadmissionpolicies', 'mutatingadmissionpolicybindings'].flatMap(
+    (resource) =>
+      ['list', 'patch', 'delete'].map((verb): Right => ({
+        account: CONTROLLER_SERVICE_ACCOUNT,
+        verb,
+        group,
+        resource,
+        scope: 'cluster',
+      })),
+  );
+  const ownerRight: Right = {
+    account: CONTROLLER_SERVICE_ACCOUNT,
+    verb: 'get',
+    group: 'rbac.authorization.k8s.io',
+    resource: 'clusterroles',
+    name: owner,
+    scope: 'cluster',
+  };
+  return [...kept, ownerRight];
+}
+
+export const rbacSufficient: Check = async (ctx) => {
+  const { api, namespace, configMap } = ctx;
+  const args = await controllerArgs(ctx);
+  const rights =
+    args && args.admissionMode !== 'webhook'
+      ? [...RIGHTS, ...policyRights(args.policyOwner)]
+      : RIGHTS;
   const missing: string[] = [];
-  for (const r of RIGHTS) {
+  for (const r of rights) {
     const name = r.name === 'config' ? configMap : r.name;
     const review = await api.create<{ status?: { allowed?: boolean } }>(
       SUBJECT_ACCESS_REVIEWS_PATH,
@@ -129,5 +165,5 @@ export const rbacSufficient: Check = async ({ api, namespace, configMap }) => {
       missing.join('; '),
       'apply the ClusterRoles and Roles of the install again (helm upgrade, or kubectl apply -f manifests/install.yaml)',
     );
-  return pass(`both ServiceAccounts have the ${RIGHTS.length} rights checked`);
+  return pass(`both ServiceAccounts have the ${rights.length} rights checked`);
 };

@@ -279,6 +279,49 @@ describe('outrigger check', () => {
     );
   });
 
+  it('in the policy modes, checks the rights the controller needs to keep the policies', async () => {
+    api.objects.set(`/apis/apps/v1/namespaces/${SYSTEM}/deployments/outrigger-controller`, {
+      spec: {
+        replicas: 1,
+        template: {
+          spec: {
+            containers: [{ args: ['--admission-mode=both', '--policy-owner=my-owner'] }],
+          },
+        },
+      },
+      status: { readyReplicas: 1 },
+    });
+    // Every right is granted but the policies' deletion.
+    api.writes.set('POST /apis/authorization.k8s.io/v1/subjectaccessreviews', (body) => {
+      const attributes = (body as { spec?: { resourceAttributes?: Record<string, string> } }).spec
+        ?.resourceAttributes;
+      const denied =
+        attributes?.resource === 'mutatingadmissionpolicies' && attributes.verb === 'delete';
+      return { body: { status: { allowed: !denied } } };
+    });
+    const { out } = await outrigger('check');
+    expect(out).toContain(
+      '× RBAC sufficient: outrigger-controller cannot delete mutatingadmissionpolicies',
+    );
+    const reviewed = api.requests
+      .filter((r) => r.path.endsWith('/subjectaccessreviews'))
+      .map((r) => (r.body as { spec: { resourceAttributes: Record<string, string> } }).spec)
+      .map((spec) => spec.resourceAttributes);
+    expect(reviewed).toContainEqual({
+      verb: 'get',
+      group: 'rbac.authorization.k8s.io',
+      resource: 'clusterroles',
+      name: 'my-owner',
+    });
+    for (const resource of ['mutatingadmissionpolicies', 'mutatingadmissionpolicybindings'])
+      for (const verb of ['list', 'patch', 'delete'])
+        expect(reviewed).toContainEqual({
+          verb,
+          group: 'admissionregistration.k8s.io',
+          resource,
+        });
+  });
+
   it('fails the leader check for a Lease that expired, or that is not there', async () => {
     const path = `/apis/coordination.k8s.io/v1/namespaces/${SYSTEM}/leases/${LEASE_NAME}`;
     api.objects.set(path, lease(formatMicroTime(Date.now() - 60_000)));
