@@ -22,7 +22,6 @@ import {
   dumpingOnFailure,
   failed,
   failingWebhook,
-  MERGE_PATCH,
   metricSamples,
   metricSum,
   pending,
@@ -154,9 +153,8 @@ async function waveSteps(): Promise<number> {
 }
 
 /**
- * A namespace opted in and labelled, with one Deployment per name, each rolled out with the
- * sidecar at the current revision; then those in `slow` made to roll slowly (minReadySeconds is
- * no part of the template: setting it starts no rollout, and the first one is not slowed).
+ * A namespace opted in and labelled, with one Deployment per name (those in `slow` roll slowly),
+ * each rolled out with the sidecar at the current revision.
  */
 async function ownersIn(prefix: string, names: string[], slow: string[]): Promise<string> {
   const ns = await install.newNamespace(prefix, { optedIn: true });
@@ -164,18 +162,13 @@ async function ownersIn(prefix: string, names: string[], slow: string[]): Promis
     const n = await cluster.core.readNamespace({ name: ns });
     return n.metadata?.labels?.[INJECTION_LABEL] === ENABLED ? done(undefined) : pending(n);
   });
-  const yaml = names.map((n) => deploymentYaml(n));
+  const yaml = names.map((n) => deploymentYaml(n, { spec: slow.includes(n) ? SLOW : {} }));
   await apply(cluster, yaml.join('---\n'), { namespace: ns });
   await waitFor('every owner rolled out, and current', async () => {
     const { items } = await cluster.apps.listNamespacedDeployment({ namespace: ns });
     const ready = items.filter((d) => (d.status?.availableReplicas ?? 0) >= 1);
     return ready.length === names.length ? done(undefined) : pending(ready.length);
   });
-  for (const name of slow)
-    await cluster.apps.patchNamespacedDeployment(
-      { namespace: ns, name, body: { spec: SLOW } },
-      MERGE_PATCH,
-    );
   return ns;
 }
 
