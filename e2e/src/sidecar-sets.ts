@@ -15,6 +15,7 @@ import {
 } from '@outrigger/shared';
 import { MERGE_PATCH, type Cluster } from './cluster';
 import { podReady, podsRunningWithProxy } from './sidecar';
+
 import { done, pending, waitFor } from './wait';
 
 export const SHIPPER_SET = 'log-shipper';
@@ -62,11 +63,6 @@ export function shipperSet(
   };
 }
 
-export const containerNames = (pod: V1Pod): string[] => [
-  ...(pod.spec?.initContainers ?? []).map((c) => c.name),
-  ...(pod.spec?.containers.map((c) => c.name) ?? []),
-];
-
 export interface ConfigEdit {
   text: string;
   /** The proxy's revision, and each set's by name. */
@@ -104,29 +100,6 @@ export async function editConfig(
 /** Writes config.yaml with `sets` as given; returns the text. */
 export async function writeSets(cluster: Cluster, sets: unknown[]): Promise<string> {
   return (await editConfig(cluster, (set) => set(['sets'], sets))).text;
-}
-
-/**
- * Waits until the webhook injects `container` into a new pod of `namespace` (a server-side dry
- * run): it applies a new configuration when it sees the ConfigMap, and a workload made before
- * would get the previous one.
- */
-export async function webhookInjects(
-  cluster: Cluster,
-  namespace: string,
-  container: string,
-): Promise<void> {
-  await waitFor(`the webhook to inject ${container}`, async () => {
-    const pod = await cluster.core.createNamespacedPod({
-      namespace,
-      dryRun: 'All',
-      body: {
-        metadata: { generateName: 'probe-', labels: { app: 'probe' } },
-        spec: { containers: [{ name: 'probe', image: 'registry.k8s.io/pause:3.10' }] },
-      },
-    });
-    return containerNames(pod).includes(container) ? done(undefined) : pending(containerNames(pod));
-  });
 }
 
 /** Pods of `app=<name>`, `count` of them, Running and Ready with the proxy and every container running. */

@@ -51,3 +51,31 @@ export async function podsRunningWithProxy(
     { timeoutMs: 180_000, intervalMs: 1000 },
   );
 }
+
+export const containerNames = (pod: V1Pod): string[] => [
+  ...(pod.spec?.initContainers ?? []).map((c) => c.name),
+  ...(pod.spec?.containers.map((c) => c.name) ?? []),
+];
+
+/**
+ * Waits until the webhook injects `container` into a new pod of `namespace` (a server-side dry
+ * run): it applies a new configuration when it sees the ConfigMap, and a workload made before
+ * would get the previous one.
+ */
+export async function webhookInjects(
+  cluster: Cluster,
+  namespace: string,
+  container: string,
+): Promise<void> {
+  await waitFor(`the webhook to inject ${container}`, async () => {
+    const pod = await cluster.core.createNamespacedPod({
+      namespace,
+      dryRun: 'All',
+      body: {
+        metadata: { generateName: 'probe-', labels: { app: 'probe' } },
+        spec: { containers: [{ name: 'probe', image: 'registry.k8s.io/pause:3.10' }] },
+      },
+    });
+    return containerNames(pod).includes(container) ? done(undefined) : pending(containerNames(pod));
+  });
+}

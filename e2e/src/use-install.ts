@@ -1,8 +1,8 @@
 // The install an in-cluster suite runs against, set up and taken down the same way by every
 // suite: the release's namespace made afresh (restricted Pod Security), an application
-// namespace opted in on the real node, the chart installed with the suite's values and the
-// controller seen mirroring the opt-in; after the suite, the release uninstalled and both
-// namespaces removed.
+// namespace opted in on the real node, the chart installed with the suite's values, the
+// controller seen mirroring the opt-in and the API server seen reaching the webhook through its
+// Service; after the suite, the release uninstalled and both namespaces removed.
 
 import { INJECT, INJECTION_LABEL, SYSTEM_NAMESPACE } from '@outrigger/shared';
 import type { Cluster } from './cluster';
@@ -14,6 +14,7 @@ import {
   type ImageReference,
 } from './in-cluster';
 import { createNamespace } from './namespace';
+import { PROXY_CONTAINER, webhookInjects } from './sidecar';
 import { done, pending, waitFor } from './wait';
 
 const MINUTES = 60_000;
@@ -41,6 +42,9 @@ export function useInstall(cluster: Cluster, options: SuiteInstall): void {
     if (options.values === undefined) return;
     await helmRelease('install', SYSTEM_NAMESPACE, options.image, options.values);
     await optedIn(cluster, app);
+    // Ready pods are not yet a route: kube-proxy adds a new pod to the Service a moment later,
+    // and until then the API server's calls are refused and its pods admitted uninjected.
+    await webhookInjects(cluster, app, PROXY_CONTAINER);
   }, 6 * MINUTES);
 
   afterAll(async () => {
