@@ -17,8 +17,20 @@ export interface ControllerArgs {
   policyOwner: string;
 }
 
+/** Read once per run of the checks: the RBAC and the policy checks both ask. */
+const read = new WeakMap<Ctx, Promise<ControllerArgs | undefined>>();
+
 /** The controller's arguments; undefined when its Deployment is not there. */
-export async function controllerArgs(ctx: Ctx): Promise<ControllerArgs | undefined> {
+export function controllerArgs(ctx: Ctx): Promise<ControllerArgs | undefined> {
+  let args = read.get(ctx);
+  if (!args) {
+    args = readControllerArgs(ctx);
+    read.set(ctx, args);
+  }
+  return args;
+}
+
+async function readControllerArgs(ctx: Ctx): Promise<ControllerArgs | undefined> {
   let d: ControllerDeployment;
   try {
     d = await ctx.api.get<ControllerDeployment>(
