@@ -9,11 +9,13 @@ import {
   SKIPPED,
   appliedSets,
   cloneJson,
+  injectManifest,
   injectPod,
   makeSnapshot,
   mustParseConfig,
   setInjectKey,
   setRevisionLabel,
+  setSelectsTemplate,
   setStatusAnnotation,
   type ConfigSnapshot,
   type InjectInput,
@@ -235,6 +237,74 @@ describe('several sidecar sets on one pod', () => {
 });
 
 describe('sets where the pod and the configuration disagree', () => {
+  it("a set for Jobs is injected into a CronJob's template by hand as into the pods of its Jobs", () => {
+    const config = mustParseConfig(SETS.replace('ownerKinds: [Deployment]', 'ownerKinds: [Job]'));
+    const cronJob = [
+      'apiVersion: batch/v1',
+      'kind: CronJob',
+      'metadata: {name: nightly, namespace: shop}',
+      'spec:',
+      '  schedule: "0 3 * * *"',
+      '  jobTemplate:',
+      '    spec:',
+      '      template:',
+      '        metadata: {labels: {tracing: "on"}}',
+      '        spec:',
+      '          restartPolicy: Never',
+      '          containers: [{name: work, image: "ghcr.io/acme/work:1"}]',
+    ].join('\n');
+    const { report } = injectManifest(cronJob, {
+      snapshot: makeSnapshot(config),
+      nativeSidecarSupported: true,
+    });
+    // The tracer is classic: a Job (and so a CronJob) is left without it, with the Job's reason.
+    expect(report[0]).toMatchObject({
+      outcome: 'injected',
+      sets: ['secrets', 'proxy', 'log-shipper'],
+    });
+    expect(report[0]?.warnings).toEqual([
+      'set tracer not added: its classic sidecars would keep the CronJob from completing; enable native sidecars',
+    ]);
+    const native = mustParseConfig(
+      SETS.replace('ownerKinds: [Deployment]', 'ownerKinds: [Job]').replace(
+        'nativeSidecar: "false"',
+        'nativeSidecar: "true"',
+      ),
+    );
+    const again = injectManifest(cronJob, {
+      snapshot: makeSnapshot(native),
+      nativeSidecarSupported: true,
+    });
+    expect(again.report[0]).toMatchObject({
+      outcome: 'injected',
+      sets: ['secrets', 'proxy', 'log-shipper', 'tracer'],
+    });
+  });
+
+  it("a set that mounts one of the pod's volumes is left out, with a warning, of a pod without it", () => {
+    const config = mustParseConfig(
+      SETS.replace(
+        '{name: shipper, image: "ghcr.io/acme/shipper:1.0", ports: [{containerPort: 2020}]}',
+        '{name: shipper, image: "ghcr.io/acme/shipper:1.0", volumeMounts: [{name: app-logs, mountPath: /logs}, {name: shipper-buffer, mountPath: /buf}]}',
+      ),
+    );
+    const withLogs = pod({}, { volumes: [{ name: 'app-logs', emptyDir: {} }] });
+    const on = injected(withLogs, { snapshot: makeSnapshot(config) });
+    expect(on.result.sets).toEqual(['secrets', 'proxy', 'log-shipper']);
+    expect(on.result.warnings).toEqual([]);
+    const off = injected(pod(), { snapshot: makeSnapshot(config) });
+    expect(off.result.sets).toEqual(['secrets', 'proxy']);
+    expect(off.result.warnings).toEqual([
+      'set log-shipper not added: its containers mount app-logs, which the pod does not have; add the volume to the pod, or keep the set off it with log-shipper.sets.outrigger.dev/inject=disabled',
+    ]);
+    const shipper = appliedSets(config).find((a) => a.set.name === 'log-shipper');
+    if (!shipper) throw new Error('no shipper');
+    expect(setSelectsTemplate(shipper, pod(), namespace, 'Deployment')).toBe(
+      'the template has no volume app-logs, which set log-shipper mounts: the webhook leaves it out',
+    );
+    expect(setSelectsTemplate(shipper, withLogs, namespace, 'Deployment')).toBeUndefined();
+  });
+
   it('a set with a namespace selector is left out, with a warning, where the namespace is not known', () => {
     const config = mustParseConfig(
       [

@@ -167,6 +167,14 @@ describe('conflicts between sets', () => {
     }
   });
 
+  it('two sets that can meet may not bind the same host port, though their container ports differ', () => {
+    const host = (name: string, port: number) =>
+      `  - {name: ${name}, containers: [{name: ${name}, image: "ghcr.io/acme/${name}:1", ports: [{containerPort: ${port}, hostPort: 9100}]}]}`;
+    expect(errorsOf(`sets:\n${host('exporter', 9100)}\n${host('collector', 9200)}\n`)).toEqual([
+      ".sets[1].containers[0].ports[0].hostPort (line 3): sets exporter and collector can select the same pod, and both use host port 9100 (exporter's container exporter, .sets[0].containers[0].ports[0].hostPort): give collector's container collector another port, or give the sets selectors that cannot both match",
+    ]);
+  });
+
   it('an equal volume is shared, and two sets of one name are refused', () => {
     const same = `sets:\n${agent('', 'a1', 9001, '{name: shared, emptyDir: {medium: Memory}}')}\n${tracer('')}\n`;
     expect(parseConfig(same)).toMatchObject({ ok: true });
@@ -275,5 +283,106 @@ describe('what a set may not be', () => {
     const errors = errorsOf(`sets:\n${bad}\n`);
     expect(errors).toHaveLength(101);
     expect(errors[100]).toBe('. (line 1): and 50 more problems, not listed: fix these first');
+  });
+});
+
+describe("a set's containers, checked as the API server checks them in a pod", () => {
+  it('refuses a typo, a malformed quantity, a request above its limit and a number as an env value', () => {
+    expect(
+      errorsOf(
+        [
+          'sets:',
+          '  - name: shipper',
+          '    containers:',
+          '      - name: shipper',
+          '        image: ghcr.io/acme/shipper:1',
+          '        volumeMount: [{name: logs, mountPath: /logs}]',
+          '        imagepullpolicy: Always',
+          '        resources: {limits: {cpu: lots, memory: 64Mi}, requests: {memory: 128Mi}}',
+          '        env: [{name: PORT, value: 8080}, {name: A=B, value: x}]',
+          '        command: /bin/shipper',
+        ].join('\n'),
+      ),
+    ).toEqual([
+      '.sets[0].containers[0].volumeMount (line 6): is not a field of a Kubernetes container; did you mean volumeMounts?',
+      '.sets[0].containers[0].imagepullpolicy (line 7): is not a field of a Kubernetes container; did you mean imagePullPolicy?',
+      '.sets[0].containers[0].resources.limits.cpu (line 8): must be a Kubernetes quantity such as 100m, 64Mi or 1; got string "lots"',
+      '.sets[0].containers[0].env[0].value (line 9): must be a string (quote numbers and booleans); got number 8080',
+      '.sets[0].containers[0].env[1].name (line 9): must be printable characters other than \'=\'; got "A=B"',
+      '.sets[0].containers[0].command (line 10): must be a list; got string "/bin/shipper"',
+      '.sets[0].containers[0].resources.requests.memory (line 8): must be at most the limit 64Mi (.sets[0].containers[0].resources.limits.memory), or Kubernetes refuses every injected pod; got 128Mi',
+    ]);
+  });
+
+  it('refuses probes on an init container, bad ports and mounts, and one volume name twice', () => {
+    expect(
+      errorsOf(
+        [
+          'sets:',
+          '  - name: agent',
+          '    initContainers:',
+          '      - name: fetch',
+          '        image: ghcr.io/acme/fetch:1',
+          '        readinessProbe: {tcpSocket: {port: 80}}',
+          '    containers:',
+          '      - name: agent',
+          '        image: ghcr.io/acme/agent:1',
+          '        imagePullPolicy: always',
+          '        ports: [{containerPort: 80, protocol: tcp, name: metrics}, {hostPort: 9, name: metrics}]',
+          '        volumeMounts: [{name: data, mountPath: /d}, {name: data, mountPath: /d}, {mountPath: /e}, {name: outrigger-identity, mountPath: /id}]',
+        ].join('\n'),
+      ),
+    ).toEqual([
+      '.sets[0].containers[0].imagePullPolicy (line 10): must be one of Always, IfNotPresent, Never; got string "always"',
+      '.sets[0].containers[0].ports[0].protocol (line 11): must be one of TCP, UDP, SCTP; got string "tcp"',
+      '.sets[0].containers[0].ports[1] (line 11): needs a containerPort: the port the container listens on',
+      '.sets[0].containers[0].ports[1].name (line 11): names port metrics twice; rename one',
+      '.sets[0].containers[0].volumeMounts[1].mountPath (line 12): mounts /d twice; keep one',
+      '.sets[0].containers[0].volumeMounts[2] (line 12): needs a name',
+      ".sets[0].containers[0].volumeMounts[3].name (line 12): outrigger-identity is the proxy's own volume, not there when the proxy is not; give the set a volume of its own",
+      '.sets[0].initContainers[0].readinessProbe (line 6): is not allowed on an init container, which runs to completion; move the container to .containers to keep it running',
+    ]);
+    expect(
+      errorsOf(
+        [
+          'sets:',
+          '  - name: agent',
+          '    containers: [{name: agent, image: "ghcr.io/acme/agent:1"}]',
+          '    volumes: [{name: data, emptyDir: {}}, {name: data, emptyDir: {}}]',
+        ].join('\n'),
+      ),
+    ).toEqual([
+      '.sets[0].volumes[1].name (line 4): set agent adds two volumes named data; rename one',
+    ]);
+  });
+
+  it('takes every field a Kubernetes container has, as written', () => {
+    const [set] = mustParseConfig(
+      [
+        'sets:',
+        '  - name: agent',
+        '    containers:',
+        '      - name: agent',
+        '        image: ghcr.io/acme/agent:1',
+        '        command: [/agent]',
+        '        args: ["--port", ""]',
+        '        workingDir: /work',
+        '        env: [{name: NODE, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}, {name: X, value: ""}]',
+        '        envFrom: [{configMapRef: {name: agent}}]',
+        '        resources: {requests: {cpu: 0.1, memory: 32Mi}, limits: {memory: 64Mi}}',
+        '        ports: [{name: metrics, containerPort: 9100, protocol: TCP}]',
+        '        volumeMounts: [{name: app-logs, mountPath: /logs, readOnly: true}]',
+        '        livenessProbe: {httpGet: {path: /live, port: 9100}}',
+        '        lifecycle: {preStop: {sleep: {seconds: 5}}}',
+        '        securityContext: {runAsNonRoot: true}',
+        '        terminationMessagePolicy: FallbackToLogsOnError',
+        '        imagePullPolicy: IfNotPresent',
+        '        tty: false',
+      ].join('\n'),
+    ).sets;
+    expect(set?.containers[0]?.resources).toEqual({
+      requests: { cpu: 0.1, memory: '32Mi' },
+      limits: { memory: '64Mi' },
+    });
   });
 });

@@ -16,7 +16,8 @@ import { IDENTITY_VOLUME, OWNER_KIND, OWNER_NAME, REVISION, SKIPPED, STATUS } fr
 import { resolveOwner, type Owner } from './owner';
 import { resolveOverrides, type Overrides } from './overrides';
 import { registerFragment, type AddOperation } from './patch';
-import { PROXY_INJECT_KEY, otherSets, setOptOut, type SetParts } from './set-injection';
+import { PROXY_INJECT_KEY, otherSets, setOptOut } from './set-injection';
+import type { SetParts } from './set-parts';
 import {
   DEFAULT_CONTAINER,
   NO_SPEC,

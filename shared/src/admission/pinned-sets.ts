@@ -7,7 +7,7 @@
 import type { SetRevisionContent } from '../config/set-history';
 import type { Labels } from '../kubernetes/k8s';
 import { frozenSnapshot, type ConfigSnapshot } from './inject';
-import { appliedSets } from './set-injection';
+import { appliedSets } from './applied-sets';
 
 /** The sets' revisions the history holds, by set and revision. */
 export type HeldSets = ReadonlyMap<string, ReadonlyMap<string, SetRevisionContent>>;

@@ -4,96 +4,27 @@
 // look-ups: the sets are sorted once per configuration and their parts built once per snapshot.
 
 import type { Config } from '../config/config';
-import { setRevision } from '../config/revision';
-import { compareSets, DEFAULT_SET, type SidecarSetConfig } from '../config/sidecar-set';
-import {
-  deepFreeze,
-  isRecord,
-  type Container,
-  type Labels,
-  type NamespaceMeta,
-  type PodLike,
-  type Volume,
-} from '../kubernetes/k8s';
-import { compileSelector } from '../kubernetes/selector';
-import {
-  DISABLED,
-  setInjectKey,
-  setRevisionLabel,
-  setStatusAnnotation,
-  setWaveKeys,
-  type WaveKeys,
-} from '../names';
+import { DEFAULT_SET, setOwnerKind } from '../config/sidecar-set';
+import { isRecord, type NamespaceMeta, type PodLike } from '../kubernetes/k8s';
+import { DISABLED, setInjectKey } from '../names';
+import { appliedSets, type AppliedSet } from './applied-sets';
 import { containerNames, type Decision, type SkipReason } from './decide';
 import { runsToCompletion, type Owner } from './owner';
-import { registerFragment } from './patch';
-
-/** A set as applied: its configuration, its revision, in applied order. */
-export interface AppliedSet {
-  readonly set: SidecarSetConfig;
-  readonly revision: string;
-  /** Its opt-out key, setInjectKey(name), and its pod label, setRevisionLabel(name). */
-  readonly injectKey: string;
-  readonly revisionLabel: string;
-  /** The names of its containers, init containers included, and of its volumes. */
-  readonly containerNames: readonly string[];
-  readonly volumeNames: readonly string[];
-  /** The container ports its containers declare. */
-  readonly ports: readonly number[];
-  /** Its selectors, compiled once: most sets do not match most pods. */
-  readonly selectsPod: (labels: Labels | undefined) => boolean;
-  readonly selectsNamespace: (labels: Labels | undefined) => boolean;
-  /** The names of its wave: its stamp, restart records and wave record (names.ts). */
-  readonly keys: WaveKeys;
-}
+import { nativeFor, setParts, type SetParts } from './set-parts';
 
 /** The proxy's own opt-out key (the default set's). */
 export const PROXY_INJECT_KEY = setInjectKey(DEFAULT_SET);
 
-/** What one set adds to a pod; frozen, shared by every pod it matches. */
-export interface SetParts {
-  readonly name: string;
-  readonly order: number;
-  readonly position: 'before-app' | 'after-app';
-  readonly initContainers: readonly Container[];
-  readonly containers: readonly Container[];
-  readonly volumes: readonly Volume[];
-  readonly labels: Readonly<Record<string, string>>;
-  readonly annotations: Readonly<Record<string, string>>;
-}
-
 /** A set left out of a pod it selects, and why: told to the user as a warning. */
 export interface SetSkip {
   set: string;
-  reason: 'opted-out' | 'name-collision' | 'job-without-native-sidecar' | 'namespace-unknown';
+  reason:
+    | 'opted-out'
+    | 'name-collision'
+    | 'job-without-native-sidecar'
+    | 'namespace-unknown'
+    | 'volume-missing';
   detail: string;
-}
-
-const applied = new WeakMap<Config, readonly AppliedSet[]>();
-
-/** The configuration's sets in applied order (order, then name), each with its revision. */
-export function appliedSets(config: Config): readonly AppliedSet[] {
-  let sets = applied.get(config);
-  if (!sets) {
-    sets = [...config.sets].sort(compareSets).map((set) =>
-      Object.freeze({
-        set,
-        revision: setRevision(set),
-        injectKey: setInjectKey(set.name),
-        revisionLabel: setRevisionLabel(set.name),
-        containerNames: [...set.initContainers, ...set.containers].map((c) => c.name),
-        volumeNames: set.volumes.map((v) => v.name),
-        ports: [...set.initContainers, ...set.containers].flatMap((c) =>
-          (c.ports ?? []).map((p) => p.containerPort),
-        ),
-        selectsPod: compileSelector(set.podSelector),
-        selectsNamespace: compileSelector(set.namespaceSelector),
-        keys: setWaveKeys(set.name),
-      }),
-    );
-    applied.set(config, sets);
-  }
-  return sets;
 }
 
 /** The opt-out of one set (its key), by the pod's label or annotation or the namespace's annotation. */
@@ -130,7 +61,7 @@ export interface SetMatchInput {
  */
 function selects(a: AppliedSet, input: SetMatchInput): boolean | 'namespace-unknown' {
   const kinds: readonly string[] | undefined = a.set.ownerKinds;
-  if (kinds && !kinds.includes(input.owner.kind)) return false;
+  if (kinds && !kinds.includes(setOwnerKind(input.owner.kind))) return false;
   if (!a.selectsPod(input.pod.metadata?.labels)) return false;
   const ns = input.namespace;
   if (ns === 'assume-enabled') return a.set.namespaceSelector ? 'namespace-unknown' : true;
@@ -152,7 +83,7 @@ export function setSelectsTemplate(
 ): string | undefined {
   const { name, ownerKinds } = a.set;
   // The kind is the stamp's, as the webhook resolves the pods' owner (a Deployment's, not its ReplicaSet's).
-  if (ownerKinds && !(ownerKinds as readonly string[]).includes(ownerKind))
+  if (ownerKinds && !(ownerKinds as readonly string[]).includes(setOwnerKind(ownerKind)))
     return `set ${name} does not select owners of kind ${ownerKind}`;
   if (!a.selectsPod(template.metadata?.labels))
     return `set ${name}'s podSelector does not match the template's labels`;
@@ -162,6 +93,9 @@ export function setSelectsTemplate(
   const taken = takenNames(a, names.containers, names.volumes);
   if (taken)
     return `the template already has ${taken.join(', ')}: the webhook leaves set ${name} out`;
+  const missing = a.podVolumes.filter((v) => !names.volumes.has(v));
+  if (missing.length > 0)
+    return `the template has no volume ${missing.join(', ')}, which set ${name} mounts: the webhook leaves it out`;
   const proxyOff = setOptOut(PROXY_INJECT_KEY, template, namespace);
   if (proxyOff) return `the proxy is opted out (${proxyOff}): set ${name} is injected, not rolled`;
   return setOptOut(a.injectKey, template, namespace);
@@ -181,10 +115,6 @@ function takenNames(
   for (const n of a.volumeNames) if (volumes.has(n)) (taken ??= []).push(n);
   return taken;
 }
-
-/** Whether the set's sidecars are native ones on a cluster that does or does not run them. */
-export const nativeFor = (set: SidecarSetConfig, supported: boolean): boolean =>
-  set.nativeSidecar === 'auto' ? supported : set.nativeSidecar === 'true';
 
 /**
  * The sets a pod gets, in applied order, and the ones it is selected by but does not get. A
@@ -294,6 +224,13 @@ function skipOf(
           detail: `set ${name} not added: the pod already has ${taken.join(', ')}; rename it or opt the pod out with ${a.injectKey}=${DISABLED}`,
         };
   }
+  const missing = a.podVolumes.filter((v) => !names.volumes.has(v));
+  if (missing.length > 0)
+    return {
+      set: name,
+      reason: 'volume-missing',
+      detail: `set ${name} not added: its containers mount ${missing.join(', ')}, which the pod does not have; add the volume to the pod, or keep the set off it with ${a.injectKey}=${DISABLED}`,
+    };
   if (!native && a.set.containers.length > 0 && completes(input.pod, input.owner))
     return {
       set: name,
@@ -306,47 +243,6 @@ function skipOf(
 function completes(pod: PodLike, owner: Owner): boolean {
   const policy = pod.spec?.restartPolicy;
   return runsToCompletion(owner) || policy === 'Never' || policy === 'OnFailure';
-}
-
-const partsOf = new WeakMap<AppliedSet, { native?: SetParts; classic?: SetParts }>();
-
-/** The set's parts, built once per applied set and per kind of sidecar. */
-export function setParts(a: AppliedSet, native: boolean): SetParts {
-  let both = partsOf.get(a);
-  if (!both) partsOf.set(a, (both = {}));
-  const known = native ? both.native : both.classic;
-  if (known) return known;
-  const built = buildSetParts(a, native);
-  if (native) both.native = built;
-  else both.classic = built;
-  return built;
-}
-
-function buildSetParts({ set, revision }: AppliedSet, native: boolean): SetParts {
-  const frozen = <T extends object>(v: T): T => registerFragment(deepFreeze(v));
-  const init = set.initContainers.map((c) => frozen({ ...c }));
-  const sidecars = set.containers.map((c) =>
-    frozen(native ? { ...c, restartPolicy: 'Always' } : { ...c }),
-  );
-  const initContainers = native ? [...init, ...sidecars] : init;
-  const containers = native ? [] : sidecars;
-  const volumes = set.volumes.map((v) => frozen({ ...v }));
-  const status = JSON.stringify({
-    revision,
-    initContainers: initContainers.map((c) => c.name),
-    containers: containers.map((c) => c.name),
-    volumes: volumes.map((v) => v.name),
-  });
-  return Object.freeze({
-    name: set.name,
-    order: set.order,
-    position: set.position,
-    initContainers,
-    containers,
-    volumes,
-    labels: Object.freeze({ [setRevisionLabel(set.name)]: revision }),
-    annotations: Object.freeze({ [setStatusAnnotation(set.name)]: status }),
-  });
 }
 
 /**

@@ -6,7 +6,7 @@ import type { Container, PodLike } from '../kubernetes/k8s';
 import { SKIPPED } from '../names';
 import type { SkipReason } from './decide';
 import { addToListEnds, addToMap, type AddOperation } from './patch';
-import type { SetParts } from './set-injection';
+import type { SetParts } from './set-parts';
 
 /** Names the container `kubectl logs` and `kubectl exec` pick by default. */
 export const DEFAULT_CONTAINER = 'kubectl.kubernetes.io/default-container';

@@ -2,21 +2,27 @@
 // document and reports every error with its YAML path, line and what is allowed there.
 
 import type { EnvVar } from '../kubernetes/k8s';
-import { isRecord } from '../kubernetes/k8s';
 import {
   LOG_LEVELS,
   OVERRIDE_NAMES,
   type LogLevel,
   type OverrideName,
 } from '../admission/overrides-catalog';
+import {
+  envVar,
+  probe,
+  PULL_POLICIES,
+  requestsWithinLimits,
+  resources,
+  type PullPolicy,
+  type Resources,
+} from './container-fields';
 import { rolloutSchema, type RolloutConfig } from './rollout-config';
 import { checkSetConflicts } from './set-conflicts';
 import { MAX_SETS, sidecarSetSchema, type SidecarSetConfig } from './sidecar-set';
 import {
   Reader,
   bool,
-  compareQuantities,
-  describe,
   dnsLabel,
   IMAGE_REFERENCE,
   int,
@@ -24,23 +30,14 @@ import {
   mapping,
   oneOf,
   portRange,
-  quantities,
   str,
   struct,
-  type Field,
   type SchemaIssue,
 } from './schema';
 
-export const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
 export const NATIVE_SIDECAR_MODES = ['auto', 'true', 'false'] as const;
 
-export type PullPolicy = (typeof PULL_POLICIES)[number];
 export type NativeSidecarMode = (typeof NATIVE_SIDECAR_MODES)[number];
-
-export interface Resources {
-  requests?: Record<string, string>;
-  limits?: Record<string, string>;
-}
 
 export interface ProxyPorts {
   /** Where redirected inbound traffic arrives. */
@@ -99,39 +96,7 @@ export interface Config {
 
 const image = str(IMAGE_REFERENCE, 'an image reference such as ghcr.io/outrigger/proxy:1.0.0');
 
-const envVar: Field<EnvVar> = (r, v, p) => {
-  if (!isRecord(v) || typeof v.name !== 'string' || v.name === '')
-    return r.fail(
-      p,
-      `must be an environment variable {name, value} or {name, valueFrom}; got ${describe(v)}`,
-    );
-  if (v.value !== undefined && typeof v.value !== 'string')
-    return r.fail(
-      [...p, 'value'],
-      `must be a string (quote numbers and booleans); got ${describe(v.value)}`,
-    );
-  return v as unknown as EnvVar;
-};
-
-const resources = struct<Resources>({
-  requests: { read: quantities },
-  limits: { read: quantities },
-});
-
 const port = int(1, 65535);
-
-/** Reads a probe: a mapping with exactly one handler. */
-const probe: Field<Record<string, unknown>> = (r, v, p) => {
-  const m = mapping(r, v, p);
-  if (!m) return undefined;
-  const handlers = ['httpGet', 'tcpSocket', 'exec', 'grpc'].filter((h) => h in m);
-  if (handlers.length !== 1)
-    return r.fail(
-      p,
-      `must have exactly one of httpGet, tcpSocket, exec, grpc; got ${handlers.length}`,
-    );
-  return m;
-};
 
 const proxySchema = struct<ProxyConfig>({
   name: { read: dnsLabel(63), default: 'outrigger-proxy' },
@@ -297,8 +262,8 @@ function crossCheck(reader: Reader, config: Config | undefined): void {
       ['proxy', 'ports'],
       `inbound, outbound and admin must be three different ports; got ${inbound}, ${outbound}, ${admin}`,
     );
-  requestsWithinLimits(reader, 'proxy', config.proxy.resources);
-  requestsWithinLimits(reader, 'init', config.init.resources);
+  requestsWithinLimits(reader, ['proxy', 'resources'], config.proxy.resources);
+  requestsWithinLimits(reader, ['init', 'resources'], config.init.resources);
   if (config.sets.length > MAX_SETS)
     return void reader.fail(
       ['sets'],
@@ -309,18 +274,6 @@ function crossCheck(reader: Reader, config: Config | undefined): void {
     { proxyName: config.proxy.name, initName: config.init.name, ports: config.proxy.ports },
     config.sets,
   );
-}
-
-/** A container whose request is above its limit is refused by the API server, pod and all. */
-function requestsWithinLimits(reader: Reader, container: string, resources: Resources): void {
-  for (const [name, request] of Object.entries(resources.requests ?? {})) {
-    const limit = resources.limits?.[name];
-    if (limit === undefined || !(compareQuantities(request, limit) > 0)) continue;
-    reader.fail(
-      [container, 'resources', 'requests', name],
-      `must be at most the limit ${limit} (.${container}.resources.limits.${name}), or Kubernetes refuses every injected pod; got ${request}`,
-    );
-  }
 }
 
 function toIssue(issue: SchemaIssue): ConfigIssue {
@@ -334,6 +287,7 @@ export function defaultConfig(): Config {
   return result.config;
 }
 
+export { PULL_POLICIES, type PullPolicy, type Resources } from './container-fields';
 export {
   FAILURE_ACTIONS,
   MAX_HISTORY,

@@ -20,7 +20,8 @@ interface SetFootprint {
   podSelector?: LabelSelector;
   ownerKinds?: readonly SetOwnerKind[];
   containers: { name: string; path: (string | number)[] }[];
-  ports: { port: number; container: string; path: (string | number)[] }[];
+  /** `port 8080`, or `host port 8080`: both are the pod's, one of each per pod. */
+  ports: { port: string; container: string; path: (string | number)[] }[];
   volumes: { name: string; json: string; path: (string | number)[] }[];
 }
 
@@ -41,9 +42,13 @@ function proxyFootprint(proxy: ProxyFootprint): SetFootprint {
       { name: proxy.initName, path: ['init', 'name'] },
     ],
     ports: [
-      { port: inbound, container: proxy.proxyName, path: ['proxy', 'ports', 'inbound'] },
-      { port: outbound, container: proxy.proxyName, path: ['proxy', 'ports', 'outbound'] },
-      { port: admin, container: proxy.proxyName, path: ['proxy', 'ports', 'admin'] },
+      { port: `port ${inbound}`, container: proxy.proxyName, path: ['proxy', 'ports', 'inbound'] },
+      {
+        port: `port ${outbound}`,
+        container: proxy.proxyName,
+        path: ['proxy', 'ports', 'outbound'],
+      },
+      { port: `port ${admin}`, container: proxy.proxyName, path: ['proxy', 'ports', 'admin'] },
     ],
     volumes: [
       {
@@ -62,13 +67,20 @@ function setFootprint(set: SidecarSetConfig, index: number): SetFootprint {
   const each = (list: readonly Container[], field: string) =>
     list.forEach((c, i) => {
       containers.push({ name: c.name, path: [...base, field, i, 'name'] });
-      (c.ports ?? []).forEach((port, j) =>
+      (c.ports ?? []).forEach((port, j) => {
+        const at = [...base, field, i, 'ports', j];
         ports.push({
-          port: port.containerPort,
+          port: `port ${port.containerPort}`,
           container: c.name,
-          path: [...base, field, i, 'ports', j, 'containerPort'],
-        }),
-      );
+          path: [...at, 'containerPort'],
+        });
+        if (typeof port.hostPort === 'number')
+          ports.push({
+            port: `host port ${port.hostPort}`,
+            container: c.name,
+            path: [...at, 'hostPort'],
+          });
+      });
     });
   each(set.initContainers, 'initContainers');
   each(set.containers, 'containers');
@@ -111,7 +123,7 @@ export function checkSetConflicts(
     }
 }
 
-/** A set may not add the same container name or port twice. */
+/** A set may not add the same container name, port or volume name twice. */
 function withinSet(reader: Reader, f: SetFootprint): void {
   if (f.name === DEFAULT_SET) return; // the proxy's own fields are checked by config.ts
   const names = new Set<string>();
@@ -120,11 +132,17 @@ function withinSet(reader: Reader, f: SetFootprint): void {
       reader.fail(c.path, `set ${f.name} adds two containers named ${c.name}; rename one`);
     names.add(c.name);
   }
-  const ports = new Set<number>();
+  const ports = new Set<string>();
   for (const p of f.ports) {
     if (ports.has(p.port))
-      reader.fail(p.path, `set ${f.name} listens on port ${p.port} twice; give each its own`);
+      reader.fail(p.path, `set ${f.name} listens on ${p.port} twice; give each its own`);
     ports.add(p.port);
+  }
+  const volumes = new Set<string>();
+  for (const v of f.volumes) {
+    if (volumes.has(v.name))
+      reader.fail(v.path, `set ${f.name} adds two volumes named ${v.name}; rename one`);
+    volumes.add(v.name);
   }
 }
 
@@ -150,7 +168,7 @@ function between(reader: Reader, a: SetFootprint, b: SetFootprint): void {
     if (other)
       reader.fail(
         p.path,
-        `${overlap}, and both use port ${p.port} (${a.name}'s container ${other.container}, ${where(other.path)}): give ${b.name}'s container ${p.container} another port, or ${fix.replace('rename one, or ', '')}`,
+        `${overlap}, and both use ${p.port} (${a.name}'s container ${other.container}, ${where(other.path)}): give ${b.name}'s container ${p.container} another port, or ${fix.replace('rename one, or ', '')}`,
       );
   }
   for (const v of b.volumes) {

@@ -7,19 +7,9 @@
 import { isRecord, type Container, type Volume } from '../kubernetes/k8s';
 import { IDENTITY_VOLUME } from '../names';
 import { labelSelector, type LabelSelector } from '../kubernetes/selector';
+import { setContainer } from './container-fields';
 import { setRolloutSchema, type SetRolloutConfig } from './rollout-config';
-import {
-  describe,
-  dnsLabel,
-  IMAGE_REFERENCE,
-  int,
-  list,
-  oneOf,
-  str,
-  struct,
-  Reader,
-  type Field,
-} from './schema';
+import { describe, dnsLabel, int, list, oneOf, struct, Reader, type Field } from './schema';
 
 /** The name of the default set: the proxy and its init container. */
 export const DEFAULT_SET = 'proxy';
@@ -54,6 +44,12 @@ export const SET_OWNER_KINDS = [
 ] as const;
 export type SetOwnerKind = (typeof SET_OWNER_KINDS)[number];
 
+/**
+ * The kind `ownerKinds` knows an owner by: a CronJob's is Job, as its pods belong to its Jobs (a
+ * template injected by hand, or a pod stamped from one, names the CronJob).
+ */
+export const setOwnerKind = (kind: string): string => (kind === 'CronJob' ? 'Job' : kind);
+
 export interface SidecarSetConfig {
   name: string;
   /** Sets are applied by order, then by name; the proxy's order is 0. */
@@ -76,41 +72,6 @@ export interface SidecarSetConfig {
   /** Its own rollout settings; each left out is the configuration's (rollout-config.ts). */
   rollout?: SetRolloutConfig;
 }
-
-const CONTAINER_NAME = dnsLabel(63);
-const image = str(IMAGE_REFERENCE, 'an image reference such as ghcr.io/acme/shipper:2.1');
-
-/**
- * A container of a set: a name and an image are required, and ports are checked (the set
- * conflicts are decided on them); the rest is the Kubernetes container as written, which the
- * API server validates when the first pod is created.
- */
-const container: Field<Container> = (r, v, p) => {
-  if (!isRecord(v)) return r.fail(p, `must be a container (a mapping); got ${describe(v)}`);
-  const name = CONTAINER_NAME(r, v.name, [...p, 'name']);
-  const img = image(r, v.image, [...p, 'image']);
-  if (v.restartPolicy !== undefined)
-    r.fail(
-      [...p, 'restartPolicy'],
-      'is set by Outrigger (Always for a native sidecar); leave it out and use .nativeSidecar',
-    );
-  if (v.ports !== undefined) {
-    if (!Array.isArray(v.ports))
-      r.fail([...p, 'ports'], `must be a list; got ${describe(v.ports)}`);
-    else if (v.ports.length > MAX_SET_PARTS)
-      r.fail(
-        [...p, 'ports'],
-        `a container of a set may declare at most ${MAX_SET_PARTS} ports; got ${v.ports.length}`,
-      );
-    else
-      v.ports.forEach((port: unknown, i) => {
-        if (!isRecord(port)) r.fail([...p, 'ports', i], `must be a mapping; got ${describe(port)}`);
-        else int(1, 65535)(r, port.containerPort, [...p, 'ports', i, 'containerPort']);
-      });
-  }
-  if (name === undefined || img === undefined) return undefined;
-  return v as Container;
-};
 
 const volume: Field<Volume> = (r, v, p) => {
   if (!isRecord(v)) return r.fail(p, `must be a volume (a mapping); got ${describe(v)}`);
@@ -142,8 +103,8 @@ export const sidecarSetSchema: Field<SidecarSetConfig> = (r, v, p) => {
     namespaceSelector: { read: labelSelector },
     podSelector: { read: labelSelector },
     ownerKinds: { read: list(oneOf(SET_OWNER_KINDS)) },
-    containers: { read: list(container), default: [] },
-    initContainers: { read: list(container), default: [] },
+    containers: { read: list(setContainer(false)), default: [] },
+    initContainers: { read: list(setContainer(true)), default: [] },
     volumes: { read: list(volume), default: [] },
     nativeSidecar: { read: oneOf(SET_NATIVE_MODES), default: 'auto' },
     position: { read: oneOf(SET_POSITIONS), default: 'before-app' },

@@ -8,7 +8,7 @@
 
 import type { ConfigSnapshot } from '../admission/inject';
 import type { HeldSets } from '../admission/pinned-sets';
-import { appliedSets, type AppliedSet } from '../admission/set-injection';
+import { appliedSets, type AppliedSet } from '../admission/applied-sets';
 import { DEFAULT_SET } from '../config/sidecar-set';
 import type { LabelSelector, SelectorRequirement } from '../kubernetes/selector';
 import { ENABLED, INJECT, INJECTION_LABEL, KUBERNETES_SYSTEM_NAMESPACES } from '../names';
@@ -21,7 +21,7 @@ import {
   type CompileContext,
   type CompiledSet,
 } from './set-policies';
-import { setParts, nativeFor } from '../admission/set-injection';
+import { setParts, nativeFor } from '../admission/set-parts';
 
 /** The API versions that serve MutatingAdmissionPolicy, newest first. */
 export const POLICY_API_VERSIONS = [

@@ -4,7 +4,8 @@
 // set-injection.ts does (selectors are its bindings', policy-objects.ts).
 
 import { plainProxyParts, useNativeSidecar, type ConfigSnapshot } from '../admission/inject';
-import { nativeFor, setParts, type AppliedSet } from '../admission/set-injection';
+import { nativeFor, setParts } from '../admission/set-parts';
+import type { AppliedSet } from '../admission/applied-sets';
 import { DEFAULT_CONTAINER } from '../admission/set-patch';
 import { DEFAULT_SET } from '../config/sidecar-set';
 import {
@@ -183,9 +184,15 @@ export function compileSet(a: AppliedSet, current: boolean, context: CompileCont
   ].filter((x) => x !== '');
   const skipWhen = [
     variable('podOptedOut'),
-    kinds ? `!(${variable('ownerKind')} in ${celStrings(kinds)})` : '',
+    // setOwnerKind: a CronJob's is Job.
+    kinds
+      ? `!((${variable('ownerKind')} == "CronJob" ? "Job" : ${variable('ownerKind')}) in ${celStrings(kinds)})`
+      : '',
     saysDisabled(a.injectKey),
     ...taken,
+    a.podVolumes.length > 0
+      ? `!${celStrings(a.podVolumes)}.all(n, n in ${variable('volumes')})`
+      : '',
     !native && a.set.containers.length > 0 ? variable('completes') : '',
   ].filter((x) => x !== '');
   const marks = [

@@ -16,7 +16,8 @@ import type { RevisionPods } from './gate';
 import type { Labels, NamespaceMeta } from '../kubernetes/k8s';
 import { matchesSelector } from '../kubernetes/selector';
 import { AUTO_RESTART, DISABLED, NO_REVISION, PROXY_KEYS, type WaveKeys } from '../names';
-import { setSelectsTemplate, type AppliedSet } from '../admission/set-injection';
+import type { AppliedSet } from '../admission/applied-sets';
+import { setSelectsTemplate } from '../admission/set-injection';
 import {
   desiredStamp,
   readStamp,

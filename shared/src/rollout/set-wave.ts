@@ -3,7 +3,7 @@
 
 import type { Config } from '../config/config';
 import { effectiveRollout } from '../config/rollout-config';
-import type { AppliedSet } from '../admission/set-injection';
+import type { AppliedSet } from '../admission/applied-sets';
 
 /** The containers of a set whose trouble fails its health gate: its first sidecar, and its first init container. */
 export function setGateNames(a: AppliedSet): { proxy: string; init?: string } {

@@ -1,0 +1,73 @@
+// The configuration's sets as the admission path applies them: sorted once (order, then name),
+// each with its revision, its names and ports, its compiled selectors and the volumes it needs
+// of the pod, computed once per configuration.
+
+import type { Config } from '../config/config';
+import { setRevision } from '../config/revision';
+import { compareSets, type SidecarSetConfig } from '../config/sidecar-set';
+import { isRecord, type Labels } from '../kubernetes/k8s';
+import { compileSelector } from '../kubernetes/selector';
+import { setInjectKey, setRevisionLabel, setWaveKeys, type WaveKeys } from '../names';
+
+/** A set as applied: its configuration, its revision, in applied order. */
+export interface AppliedSet {
+  readonly set: SidecarSetConfig;
+  readonly revision: string;
+  /** Its opt-out key, setInjectKey(name), and its pod label, setRevisionLabel(name). */
+  readonly injectKey: string;
+  readonly revisionLabel: string;
+  /** The names of its containers, init containers included, and of its volumes. */
+  readonly containerNames: readonly string[];
+  readonly volumeNames: readonly string[];
+  /**
+   * The volumes its containers mount that it does not add: the pod's own (an app's log
+   * directory, say). A pod without one of them does not get the set.
+   */
+  readonly podVolumes: readonly string[];
+  /** The container ports its containers declare. */
+  readonly ports: readonly number[];
+  /** Its selectors, compiled once: most sets do not match most pods. */
+  readonly selectsPod: (labels: Labels | undefined) => boolean;
+  readonly selectsNamespace: (labels: Labels | undefined) => boolean;
+  /** The names of its wave: its stamp, restart records and wave record (names.ts). */
+  readonly keys: WaveKeys;
+}
+
+const applied = new WeakMap<Config, readonly AppliedSet[]>();
+
+/** The configuration's sets in applied order (order, then name), each with its revision. */
+export function appliedSets(config: Config): readonly AppliedSet[] {
+  let sets = applied.get(config);
+  if (!sets) {
+    sets = [...config.sets].sort(compareSets).map((set) =>
+      Object.freeze({
+        set,
+        revision: setRevision(set),
+        injectKey: setInjectKey(set.name),
+        revisionLabel: setRevisionLabel(set.name),
+        containerNames: [...set.initContainers, ...set.containers].map((c) => c.name),
+        volumeNames: set.volumes.map((v) => v.name),
+        podVolumes: mountedFromPod(set),
+        ports: [...set.initContainers, ...set.containers].flatMap((c) =>
+          (c.ports ?? []).map((p) => p.containerPort),
+        ),
+        selectsPod: compileSelector(set.podSelector),
+        selectsNamespace: compileSelector(set.namespaceSelector),
+        keys: setWaveKeys(set.name),
+      }),
+    );
+    applied.set(config, sets);
+  }
+  return sets;
+}
+
+/** The volumes a set's containers mount that the set does not add, each once, in order. */
+function mountedFromPod(set: SidecarSetConfig): string[] {
+  const own = new Set(set.volumes.map((v) => v.name));
+  const mounted = [...set.initContainers, ...set.containers].flatMap((c) =>
+    (Array.isArray(c.volumeMounts) ? (c.volumeMounts as unknown[]) : []).flatMap((m) =>
+      isRecord(m) && typeof m.name === 'string' && !own.has(m.name) ? [m.name] : [],
+    ),
+  );
+  return [...new Set(mounted)];
+}
