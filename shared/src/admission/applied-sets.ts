@@ -7,7 +7,13 @@ import { setRevision } from '../config/revision';
 import { compareSets, type SidecarSetConfig } from '../config/sidecar-set';
 import { isRecord, type Labels } from '../kubernetes/k8s';
 import { compileSelector } from '../kubernetes/selector';
-import { setInjectKey, setRevisionLabel, setWaveKeys, type WaveKeys } from '../names';
+import {
+  setInjectKey,
+  setRevisionLabel,
+  setStatusAnnotation,
+  setWaveKeys,
+  type WaveKeys,
+} from '../names';
 
 /** A set as applied: its configuration, its revision, in applied order. */
 export interface AppliedSet {
@@ -16,6 +22,8 @@ export interface AppliedSet {
   /** Its opt-out key, setInjectKey(name), and its pod label, setRevisionLabel(name). */
   readonly injectKey: string;
   readonly revisionLabel: string;
+  /** Its status annotation, setStatusAnnotation(name): what it added to a pod. */
+  readonly statusAnnotation: string;
   /** The names of its containers, init containers included, and of its volumes. */
   readonly containerNames: readonly string[];
   readonly volumeNames: readonly string[];
@@ -45,6 +53,7 @@ export function appliedSets(config: Config): readonly AppliedSet[] {
         revision: setRevision(set),
         injectKey: setInjectKey(set.name),
         revisionLabel: setRevisionLabel(set.name),
+        statusAnnotation: setStatusAnnotation(set.name),
         containerNames: [...set.initContainers, ...set.containers].map((c) => c.name),
         volumeNames: set.volumes.map((v) => v.name),
         podVolumes: mountedFromPod(set),

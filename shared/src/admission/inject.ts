@@ -16,6 +16,7 @@ import { IDENTITY_VOLUME, OWNER_KIND, OWNER_NAME, REVISION, SKIPPED, STATUS } fr
 import { resolveOwner, type Owner } from './owner';
 import { resolveOverrides, type Overrides } from './overrides';
 import { registerFragment, type AddOperation } from './patch';
+import { carriedSets, type CarriedSet } from './carried-sets';
 import { PROXY_INJECT_KEY, otherSets, setOptOut } from './set-injection';
 import type { SetParts } from './set-parts';
 import {
@@ -130,7 +131,12 @@ export function injectPod(input: InjectInput): InjectionResult {
   });
   const allWarnings = extras.warnings.length === 0 ? warnings : [...warnings, ...extras.warnings];
   if (!proxy.inject)
-    return withoutProxy(pod, proxy, extras.parts, { warnings: allWarnings, owner, native });
+    return withoutProxy(
+      pod,
+      proxy,
+      { parts: extras.parts, config },
+      { warnings: allWarnings, owner, native },
+    );
   const { resources, warnings: resourceWarnings } = proxyResources(config, values);
   const patch = buildPatch({
     pod,
@@ -140,6 +146,7 @@ export function injectPod(input: InjectInput): InjectionResult {
     native,
     resources,
     extras: extras.parts,
+    carried: carriedSets(pod, config),
   });
   return {
     injected: true,
@@ -158,7 +165,7 @@ const PROXY_PLACE = { name: DEFAULT_SET, order: DEFAULT_SET_ORDER };
 function withoutProxy(
   pod: PodLike,
   proxy: Extract<Decision, { inject: false }>,
-  parts: readonly SetParts[],
+  { parts, config }: { parts: readonly SetParts[]; config: Config },
   base: { warnings: string[]; owner: Owner; native: boolean },
 ): InjectionResult {
   const { reason, detail } = proxy;
@@ -166,7 +173,7 @@ function withoutProxy(
     return { injected: false, reason, detail, warnings: base.warnings, owner: base.owner };
   return {
     injected: true,
-    patch: setsOnlyPatch(pod, reason, parts),
+    patch: setsOnlyPatch(pod, reason, parts, carriedSets(pod, config)),
     ...base,
     sets: parts.map((p) => p.name),
     proxySkipped: { reason, detail },
@@ -183,6 +190,8 @@ interface Build {
   resources: ResourceRequirements;
   /** The other sets the pod gets, in applied order. */
   extras: readonly SetParts[];
+  /** The sets the pod carries already (carried-sets.ts): almost always none. */
+  carried: readonly CarriedSet[];
 }
 
 /**
@@ -221,6 +230,8 @@ const seenOnce = new Set<string>();
  */
 function buildPatch(build: Build): readonly AddOperation[] {
   const parts = sidecarParts(build);
+  // Where a carried set's items are decides where the new ones go: no key says that.
+  if (build.carried.length > 0) return newPatch(build, parts);
   let id = String(partsId(parts));
   for (const extra of build.extras) id += `+${partsId(extra)}`;
   const key = patchKey(id, build);
@@ -301,7 +312,7 @@ function newPatch(build: Build, parts: SidecarParts): AddOperation[] {
       withSetMarks(labels, build.extras, 'labels'),
       withSetMarks(annotations, build.extras, 'annotations'),
     ),
-    ...specOps(spec, inAppliedOrder(proxy, build.extras)),
+    ...specOps(spec, inAppliedOrder(proxy, build.extras), build.carried),
   ];
 }
 

@@ -1,0 +1,144 @@
+// Sets added to a pod that carries others already (a template injected by hand with
+// `outrigger inject`, then a set added to the configuration): each goes where it would have
+// gone had the pod been injected with every set at once, by order then name, not at the front.
+
+import { applyPatch, type Operation } from 'fast-json-patch';
+import { INJECT, cloneJson, injectPod, makeSnapshot, mustParseConfig, type PodLike } from '../src';
+
+const SHIPPER = [
+  '  - name: log-shipper',
+  '    containers: [{name: shipper, image: "ghcr.io/acme/shipper:1.0"}]',
+  '    volumes: [{name: shipper-buffer, emptyDir: {}}]',
+];
+const MORE = [
+  '  - name: secrets',
+  '    order: -5',
+  '    initContainers: [{name: fetch-secrets, image: "ghcr.io/acme/secrets:3"}]',
+  '    volumes: [{name: secrets, emptyDir: {medium: Memory}}]',
+  '  - name: agent',
+  '    order: 50',
+  '    containers: [{name: agent, image: "ghcr.io/acme/agent:1"}]',
+  '    initContainers: [{name: agent-setup, image: "ghcr.io/acme/agent-setup:1"}]',
+  '    volumes: [{name: agent-state, emptyDir: {}}]',
+  '  - name: tracer',
+  '    order: 200',
+  '    position: after-app',
+  '    nativeSidecar: "false"',
+  '    containers: [{name: tracer, image: "ghcr.io/acme/tracer:9"}]',
+  '  - name: tail',
+  '    order: 150',
+  '    position: after-app',
+  '    initContainers: [{name: tail-init, image: "ghcr.io/acme/tail:1"}]',
+  '    containers: [{name: tail, image: "ghcr.io/acme/tail:1"}]',
+  '    volumes: [{name: tail-spool, emptyDir: {}}]',
+];
+
+const app: PodLike = {
+  metadata: {
+    name: 'web-1',
+    namespace: 'shop',
+    labels: { app: 'web' },
+    annotations: { 'outrigger.dev/owner-kind': 'Deployment', 'outrigger.dev/owner-name': 'web' },
+  },
+  spec: {
+    initContainers: [{ name: 'migrate', image: 'ghcr.io/acme/migrate:1' }],
+    containers: [{ name: 'app', image: 'ghcr.io/acme/web:1' }],
+    volumes: [{ name: 'data', emptyDir: {} }],
+  },
+};
+
+/** The pod after a pass of the webhook under `configText`, and the sets that pass added. */
+function pass(pod: PodLike, configText: string): { pod: PodLike; sets: string[] } {
+  const result = injectPod({
+    pod,
+    snapshot: makeSnapshot(mustParseConfig(configText)),
+    namespaceName: 'shop',
+    namespace: { name: 'shop', labels: {}, annotations: { [INJECT]: 'enabled' } },
+    nativeSidecarSupported: true,
+  });
+  if (!result.injected) throw new Error(`not injected: ${result.reason} ${result.detail}`);
+  const after = applyPatch(cloneJson(pod), cloneJson(result.patch) as Operation[], true, false);
+  return { pod: after.newDocument, sets: result.sets };
+}
+
+const lists = (pod: PodLike) => ({
+  initContainers: (pod.spec?.initContainers ?? []).map((c) => c.name),
+  containers: (pod.spec?.containers ?? []).map((c) => c.name),
+  volumes: (pod.spec?.volumes ?? []).map((v) => v.name),
+});
+
+describe('sets added to a pod that carries others', () => {
+  it.each([
+    ['a native proxy', ''],
+    ['a classic proxy', 'nativeSidecar: "false"\n'],
+  ])('with %s, every list comes out as one pass with every set would make it', (_, head) => {
+    const first = `${head}sets:\n${SHIPPER.join('\n')}\n`;
+    const all = `${head}sets:\n${[...SHIPPER, ...MORE].join('\n')}\n`;
+    const once = pass(app, all);
+    const carried = pass(app, first);
+    const added = pass(carried.pod, all);
+    expect(added.sets).toEqual(['secrets', 'agent', 'tail', 'tracer']);
+    expect(lists(added.pod)).toEqual(lists(once.pod));
+    // And a third pass changes nothing.
+    expect(
+      injectPod({
+        pod: added.pod,
+        snapshot: makeSnapshot(mustParseConfig(all)),
+        namespaceName: 'shop',
+        namespace: { name: 'shop', labels: {}, annotations: { [INJECT]: 'enabled' } },
+        nativeSidecarSupported: true,
+      }),
+    ).toMatchObject({ injected: false, reason: 'already-injected' });
+  });
+
+  it('the proxy, added to a pod that carries sets on both sides of it, goes between them', () => {
+    const all = `sets:\n${[...SHIPPER, ...MORE].join('\n')}\n`;
+    const optedOut: PodLike = {
+      ...app,
+      metadata: {
+        ...app.metadata,
+        annotations: {
+          ...app.metadata?.annotations,
+          'proxy.sets.outrigger.dev/inject': 'disabled',
+        },
+      },
+    };
+    const carried = pass(optedOut, all);
+    expect(carried.sets).toEqual(['secrets', 'agent', 'log-shipper', 'tail', 'tracer']);
+    const annotations = { ...carried.pod.metadata?.annotations };
+    delete annotations['proxy.sets.outrigger.dev/inject'];
+    const labels = { ...carried.pod.metadata?.labels };
+    delete labels['outrigger.dev/skipped'];
+    const added = pass(
+      { ...carried.pod, metadata: { ...carried.pod.metadata, annotations, labels } },
+      all,
+    );
+    expect(added.sets).toEqual(['proxy']);
+    expect(lists(added.pod)).toEqual(lists(pass(app, all).pod));
+  });
+
+  it('in the order one pass makes: the classic proxy redirects traffic after the sets start', () => {
+    const all = `nativeSidecar: "false"\nsets:\n${[...SHIPPER, ...MORE].join('\n')}\n`;
+    expect(lists(pass(app, all).pod)).toEqual({
+      initContainers: [
+        'fetch-secrets',
+        'agent-setup',
+        'agent',
+        'shipper',
+        'outrigger-init',
+        'migrate',
+        'tail-init',
+        'tail',
+      ],
+      containers: ['outrigger-proxy', 'app', 'tracer'],
+      volumes: [
+        'data',
+        'secrets',
+        'outrigger-identity',
+        'agent-state',
+        'shipper-buffer',
+        'tail-spool',
+      ],
+    });
+  });
+});
