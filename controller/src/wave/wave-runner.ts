@@ -73,8 +73,12 @@ const detailKey = (wave: WaveOf, key: string): string => `${wave.keys.set} ${key
 export class WaveRunner {
   /** Owners whose last write the API server refused, by ownerKey, with when to try again. */
   readonly failures = new Map<string, OwnerBackoff>();
-  /** Dry-run restarts already logged (owner, revision, reason). */
-  private readonly dryRunReported = new Set<string>();
+  /**
+   * The dry-run restart last logged for each owner and set: its revision and reason. One entry
+   * per owner and set, dropped with the owner, so a dry-run wave that sees many revisions keeps
+   * no more than the fleet.
+   */
+  private readonly dryRunReported = new Map<string, { owner: string; said: string }>();
   private readonly record: WaveRecord;
   /** The sets whose wave the metrics report on. */
   private setsReported = new Set<string>();
@@ -93,6 +97,8 @@ export class WaveRunner {
     const nowMs = deps.clock();
     const fleet = view.assess(config, nowMs);
     for (const key of this.failures.keys()) if (!view.workload(key)) this.failures.delete(key);
+    for (const [key, { owner }] of this.dryRunReported)
+      if (!view.workload(owner)) this.dryRunReported.delete(key);
     const configMap = view.configMap();
     const step: Step = {
       config,
@@ -345,9 +351,11 @@ export class WaveRunner {
   }
 
   private wouldRestart(wave: WaveOf, entry: WaveReportEntry): void {
-    const key = `${ownerKey(entry.owner)} ${wave.keys.set} ${wave.revision} ${entry.reason}`;
-    if (this.dryRunReported.has(key)) return;
-    this.dryRunReported.add(key);
+    const owner = ownerKey(entry.owner);
+    const key = `${owner} ${wave.keys.set}`;
+    const said = `${wave.revision} ${entry.reason}`;
+    if (this.dryRunReported.get(key)?.said === said) return;
+    this.dryRunReported.set(key, { owner, said });
     this.deps.logger.info('dry-run: would restart', {
       owner: ownerKey(entry.owner),
       set: wave.keys.set,
