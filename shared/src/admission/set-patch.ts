@@ -198,6 +198,8 @@ function placedOps(
 class PlacedList {
   readonly ops: AddOperation[] = [];
   private readonly names: string[];
+  /** The names as a set, made the first time has() asks. */
+  private present: Set<string> | undefined;
   private created: boolean;
   constructor(
     private readonly path: readonly string[],
@@ -210,10 +212,15 @@ class PlacedList {
     return this.names.length;
   }
   has(name: string): boolean {
-    return this.names.includes(name);
+    return (this.present ??= new Set(this.names)).has(name);
   }
+  /** How many of the list's items are named in `names`: linear in the list, however long. */
   count(names: readonly string[]): number {
-    return this.names.filter((n) => names.includes(n)).length;
+    if (names.length === 0) return 0;
+    const named = new Set(names);
+    let n = 0;
+    for (const name of this.names) if (named.has(name)) n++;
+    return n;
   }
   insert(items: readonly { name: string }[], at: number): void {
     if (items.length === 0) return;
@@ -222,6 +229,7 @@ class PlacedList {
     items.forEach((value, k) => {
       this.ops.push({ op: 'add', path: pointer([...this.path, at + k]), value });
       this.names.splice(at + k, 0, value.name);
+      this.present?.add(value.name);
     });
   }
 }
