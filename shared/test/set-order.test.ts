@@ -3,7 +3,15 @@
 // gone had the pod been injected with every set at once, by order then name, not at the front.
 
 import { applyPatch, type Operation } from 'fast-json-patch';
-import { INJECT, cloneJson, injectPod, makeSnapshot, mustParseConfig, type PodLike } from '../src';
+import {
+  INJECT,
+  cloneJson,
+  injectManifest,
+  injectPod,
+  makeSnapshot,
+  mustParseConfig,
+  type PodLike,
+} from '../src';
 
 const SHIPPER = [
   '  - name: log-shipper',
@@ -117,6 +125,24 @@ describe('sets added to a pod that carries others', () => {
     expect(lists(added.pod)).toEqual(lists(pass(app, all).pod));
   });
 
+  it('a volume two sets share is shared again on a later pass, and stays where one pass puts it', () => {
+    const set = (name: string, order: number, volumes: string[]) =>
+      `  - {name: ${name}, order: ${order}, containers: [{name: c-${name}, image: "ghcr.io/a/${name}:1"}], volumes: [${volumes.map((v) => `{name: ${v}, emptyDir: {}}`).join(', ')}]}`;
+    const a = set('a', 10, ['shared']);
+    const b = set('b', 50, ['shared']);
+    const once = pass(app, `sets:\n${a}\n${b}\n`);
+    const later = pass(pass(app, `sets:\n${a}\n`).pod, `sets:\n${a}\n${b}\n`);
+    expect(later.sets).toEqual(['b']);
+    expect(lists(later.pod)).toEqual(lists(once.pod));
+    const e = set('e', 10, ['common']);
+    const l = set('l', 200, ['lv', 'common']);
+    const m = set('m', 100, ['mv']);
+    const all = pass(app, `sets:\n${e}\n${l}\n${m}\n`);
+    const added = pass(pass(app, `sets:\n${e}\n${l}\n`).pod, `sets:\n${e}\n${l}\n${m}\n`);
+    expect(added.sets).toEqual(['m']);
+    expect(lists(added.pod)).toEqual(lists(all.pod));
+  });
+
   it('in the order one pass makes: the classic proxy redirects traffic after the sets start', () => {
     const all = `nativeSidecar: "false"\nsets:\n${[...SHIPPER, ...MORE].join('\n')}\n`;
     expect(lists(pass(app, all).pod)).toEqual({
@@ -140,5 +166,30 @@ describe('sets added to a pod that carries others', () => {
         'tail-spool',
       ],
     });
+  });
+});
+
+describe('a manifest nobody checked', () => {
+  it('a template whose lists hold nulls is skipped with the field named, whatever it carries', () => {
+    const manifest = [
+      'apiVersion: apps/v1',
+      'kind: Deployment',
+      'metadata: {name: web}',
+      'spec:',
+      '  template:',
+      '    metadata: {annotations: {outrigger.dev/status: "{}"}}',
+      '    spec: {hostNetwork: true, containers: [{name: app, image: x}], volumes: [null]}',
+    ].join('\n');
+    const { report } = injectManifest(manifest, {
+      snapshot: makeSnapshot(mustParseConfig(`sets:\n${SHIPPER.join('\n')}\n`)),
+      nativeSidecarSupported: true,
+    });
+    expect(report).toEqual([
+      expect.objectContaining({
+        outcome: 'skipped',
+        reason: 'invalid-pod-spec',
+        detail: 'spec.template.spec.volumes[0] must be a mapping; got null',
+      }),
+    ]);
   });
 });

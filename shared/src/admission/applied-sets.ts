@@ -32,11 +32,17 @@ export interface AppliedSet {
    * directory, say). A pod without one of them does not get the set.
    */
   readonly podVolumes: readonly string[];
-  /** The container ports its containers declare. */
-  readonly ports: readonly number[];
+  /** The container ports its containers declare, as `<number>/<protocol>` (portKey). */
+  readonly ports: readonly string[];
   /** Its selectors, compiled once: most sets do not match most pods. */
   readonly selectsPod: (labels: Labels | undefined) => boolean;
   readonly selectsNamespace: (labels: Labels | undefined) => boolean;
+  /**
+   * For each of its volumes that other sets add too (the same volume: the configuration's
+   * check), their revision labels: a pod that carries one of them has the volume from it, which
+   * this set shares rather than finds taken.
+   */
+  readonly sharedVolumes: ReadonlyMap<string, readonly string[]>;
   /** The names of its wave: its stamp, restart records and wave record (names.ts). */
   readonly keys: WaveKeys;
 }
@@ -57,8 +63,9 @@ export function appliedSets(config: Config): readonly AppliedSet[] {
         containerNames: [...set.initContainers, ...set.containers].map((c) => c.name),
         volumeNames: set.volumes.map((v) => v.name),
         podVolumes: mountedFromPod(set),
+        sharedVolumes: sharedVolumes(set, config.sets),
         ports: [...set.initContainers, ...set.containers].flatMap((c) =>
-          (c.ports ?? []).map((p) => p.containerPort),
+          (c.ports ?? []).map((p) => portKey(p.containerPort, p.protocol)),
         ),
         selectsPod: compileSelector(set.podSelector),
         selectsNamespace: compileSelector(set.namespaceSelector),
@@ -70,12 +77,31 @@ export function appliedSets(config: Config): readonly AppliedSet[] {
   return sets;
 }
 
-/** The volumes a set's containers mount that the set does not add, each once, in order. */
+/** The volumes of `set` that other sets add too, with those sets' revision labels. */
+function sharedVolumes(
+  set: SidecarSetConfig,
+  all: readonly SidecarSetConfig[],
+): Map<string, string[]> {
+  const shared = new Map<string, string[]>();
+  for (const v of set.volumes)
+    for (const other of all)
+      if (other !== set && other.volumes.some((w) => w.name === v.name))
+        shared.set(v.name, [...(shared.get(v.name) ?? []), setRevisionLabel(other.name)]);
+  return shared;
+}
+
+/** A container port as two containers of one pod may not both take it: number and protocol. */
+export const portKey = (port: number, protocol: unknown): string =>
+  `${port}/${typeof protocol === 'string' ? protocol : 'TCP'}`;
+
+/** The volumes a set's containers mount or use as devices but the set does not add, once each. */
 function mountedFromPod(set: SidecarSetConfig): string[] {
   const own = new Set(set.volumes.map((v) => v.name));
   const mounted = [...set.initContainers, ...set.containers].flatMap((c) =>
-    (Array.isArray(c.volumeMounts) ? (c.volumeMounts as unknown[]) : []).flatMap((m) =>
-      isRecord(m) && typeof m.name === 'string' && !own.has(m.name) ? [m.name] : [],
+    [c.volumeMounts, c.volumeDevices].flatMap((uses) =>
+      (Array.isArray(uses) ? (uses as unknown[]) : []).flatMap((m) =>
+        isRecord(m) && typeof m.name === 'string' && !own.has(m.name) ? [m.name] : [],
+      ),
     ),
   );
   return [...new Set(mounted)];

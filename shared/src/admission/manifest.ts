@@ -9,6 +9,7 @@ import { cloneJson, isRecord } from '../kubernetes/k8s';
 import { injectPod, type ConfigSnapshot } from './inject';
 import type { SkipReason } from './decide';
 import type { Owner } from './owner';
+import { podShapeIssue } from './shape';
 import type { AddOperation } from './patch';
 import { valueOf, yamlMessage } from '../config/safe-yaml';
 
@@ -150,6 +151,21 @@ function injectWorkload(
   const name = nameOf(obj);
   const template = getAt(obj, path);
   const owner: Owner | undefined = kind === 'Pod' ? undefined : { kind, name, source: 'template' };
+  // As the webhook's review does: a field of the wrong type is named, not read.
+  const shape = isRecord(template)
+    ? podShapeIssue(template, path.length > 0 ? path.join('.') : 'pod')
+    : undefined;
+  if (shape !== undefined) {
+    emit({
+      kind,
+      name,
+      outcome: 'skipped',
+      reason: 'invalid-pod-spec',
+      detail: shape,
+      warnings: [],
+    });
+    return obj;
+  }
   const result = injectPod({
     pod: isRecord(template) ? template : {},
     snapshot: options.snapshot,

@@ -5,9 +5,9 @@
 
 import type { Config } from '../config/config';
 import { DEFAULT_SET, setOwnerKind } from '../config/sidecar-set';
-import { isRecord, type NamespaceMeta, type PodLike } from '../kubernetes/k8s';
+import { isRecord, type Labels, type NamespaceMeta, type PodLike } from '../kubernetes/k8s';
 import { DISABLED, setInjectKey } from '../names';
-import { appliedSets, type AppliedSet } from './applied-sets';
+import { appliedSets, portKey, type AppliedSet } from './applied-sets';
 import { containerNames, type Decision, type SkipReason } from './decide';
 import { runsToCompletion, type Owner } from './owner';
 import { nativeFor, setParts, type SetParts } from './set-parts';
@@ -51,7 +51,7 @@ export interface SetMatchInput {
    * the pod gets, which may be a pinned one the configuration's check did not compare the sets
    * with.
    */
-  proxy?: { names: readonly string[]; ports: readonly number[] };
+  proxy?: { names: readonly string[]; ports: readonly string[] };
 }
 
 /**
@@ -90,7 +90,7 @@ export function setSelectsTemplate(
   if (!a.selectsNamespace(namespace.labels))
     return `set ${name}'s namespaceSelector does not match namespace ${namespace.name}`;
   const names = new PodNames(template);
-  const taken = takenNames(a, names.containers, names.volumes);
+  const taken = takenNames(a, names, template.metadata?.labels);
   if (taken)
     return `the template already has ${taken.join(', ')}: the webhook leaves set ${name} out`;
   const missing = a.podVolumes.filter((v) => !names.volumes.has(v));
@@ -104,15 +104,20 @@ export function setSelectsTemplate(
 /** No sets: shared, never changed. */
 const NONE: { parts: SetParts[]; skipped: SetSkip[] } = { parts: [], skipped: [] };
 
-/** The set's names the pod uses already, or undefined (the common case: no allocation). */
+/**
+ * The set's names the pod uses already, or undefined (the common case: no allocation). A
+ * volume another set adds too is not taken where the pod carries that set: it is theirs to share.
+ */
 function takenNames(
   a: AppliedSet,
-  containers: ReadonlySet<string>,
-  volumes: ReadonlySet<string>,
+  names: PodNames,
+  labels: Labels | undefined,
 ): string[] | undefined {
   let taken: string[] | undefined;
-  for (const n of a.containerNames) if (containers.has(n)) (taken ??= []).push(n);
-  for (const n of a.volumeNames) if (volumes.has(n)) (taken ??= []).push(n);
+  for (const n of a.containerNames) if (names.containers.has(n)) (taken ??= []).push(n);
+  for (const n of a.volumeNames)
+    if (names.volumes.has(n) && !a.sharedVolumes.get(n)?.some((l) => labels?.[l] !== undefined))
+      (taken ??= []).push(n);
   return taken;
 }
 
@@ -160,7 +165,7 @@ export function matchSets(
  */
 class Placed {
   private readonly names = new Map<string, string>();
-  private readonly ports = new Map<number, string>();
+  private readonly ports = new Map<string, string>();
   constructor(proxy: SetMatchInput['proxy']) {
     for (const n of proxy?.names ?? []) this.names.set(n, 'the proxy');
     for (const p of proxy?.ports ?? []) this.ports.set(p, 'the proxy');
@@ -172,7 +177,7 @@ class Placed {
     const what =
       name !== undefined
         ? `container ${name} of ${this.names.get(name)}`
-        : `port ${port} of ${this.ports.get(port ?? 0)}`;
+        : `port ${String(port).replace(/\/TCP$/, '')} of ${this.ports.get(port ?? '')}`;
     return {
       set: a.set.name,
       reason: 'name-collision',
@@ -211,7 +216,7 @@ function skipOf(
   const { name } = a.set;
   const off = setOptOut(a.injectKey, input.pod, input.namespace);
   if (off) return { set: name, reason: 'opted-out', detail: off };
-  const taken = takenNames(a, names.containers, names.volumes);
+  const taken = takenNames(a, names, input.pod.metadata?.labels);
   if (taken) {
     const carried =
       input.pod.metadata?.labels?.[a.revisionLabel] !== undefined &&
@@ -259,14 +264,17 @@ const PROXY_ONLY_REASONS: ReadonlySet<SkipReason> = new Set<SkipReason>([
 
 const NO_WARNINGS: string[] = [];
 
-const taken = new WeakMap<Config, { names: readonly string[]; ports: readonly number[] }>();
+const taken = new WeakMap<Config, { names: readonly string[]; ports: readonly string[] }>();
 
 /** The names and ports the proxy of this configuration (a pinned one too) takes in a pod. */
-function proxyTaken(config: Config): { names: readonly string[]; ports: readonly number[] } {
+function proxyTaken(config: Config): { names: readonly string[]; ports: readonly string[] } {
   let t = taken.get(config);
   if (!t) {
     const { inbound, outbound, admin } = config.proxy.ports;
-    t = { names: [config.proxy.name, config.init.name], ports: [inbound, outbound, admin] };
+    t = {
+      names: [config.proxy.name, config.init.name],
+      ports: [inbound, outbound, admin].map((n) => portKey(n, 'TCP')),
+    };
     taken.set(config, t);
   }
   return t;

@@ -2,12 +2,12 @@
 // and annotations, and their containers, init containers and volumes placed in applied order
 // (before-app sets at the front of each list, after-app ones at the back).
 
-import { compareSets, type SetPosition } from '../config/sidecar-set';
 import type { Container, PodLike } from '../kubernetes/k8s';
 import { SKIPPED } from '../names';
 import type { CarriedSet } from './carried-sets';
 import type { SkipReason } from './decide';
-import { addToListEnds, addToMap, pointer, type AddOperation } from './patch';
+import { placedOps, type PassSet } from './carried-placement';
+import { addToListEnds, addToMap, type AddOperation } from './patch';
 import type { SetParts } from './set-parts';
 
 /** Names the container `kubectl logs` and `kubectl exec` pick by default. */
@@ -21,20 +21,7 @@ export const takesFirstContainer = (extras: readonly SetParts[]): boolean =>
 export const NO_SPEC: NonNullable<PodLike['spec']> = { containers: [] };
 
 /** What one set, the proxy's among them, puts into the pod's lists. */
-export interface Contribution {
-  /**
-   * Its init containers go after every other before-app one: a classic proxy's traffic
-   * redirection, which would leave the init containers after it without a network until the
-   * proxy starts with the app's containers.
-   */
-  initLast?: boolean;
-  order: number;
-  name: string;
-  position: 'before-app' | 'after-app';
-  initContainers: readonly Container[];
-  containers: readonly Container[];
-  volumes: readonly { name: string }[];
-}
+export type Contribution = PassSet;
 
 export function inAppliedOrder<
   P extends { order: number; name: string },
@@ -133,103 +120,4 @@ export function metadataOps(
     ...addToMap(['metadata', 'labels'], meta.labels, labels),
     ...addToMap(['metadata', 'annotations'], meta.annotations, annotations),
   ];
-}
-
-/** A set as placement sees it: its place, and the names it puts in each list. */
-interface Placed {
-  order: number;
-  name: string;
-  position: SetPosition;
-  initLast?: boolean;
-  inits: readonly string[];
-  main: readonly string[];
-  volumes: readonly string[];
-}
-
-const placedOf = (c: Contribution): Placed => ({
-  order: c.order,
-  name: c.name,
-  position: c.position,
-  initLast: c.initLast,
-  inits: c.initContainers.map((x) => x.name),
-  main: c.containers.map((x) => x.name),
-  volumes: c.volumes.map((x) => x.name),
-});
-
-/**
- * The list operations of the sets of this pass into a pod that carries others: each list item
- * inserted after the items the pod has of the sets that go before it, counted by name, as the
- * compiled policies place theirs (policy/placement.ts): a before-app set after the earlier
- * before-app sets' items, a classic proxy's init containers after every before-app init
- * container, an after-app set before the later after-app sets' items, a volume before the
- * later sets' volumes.
- */
-function placedOps(
-  spec: NonNullable<PodLike['spec']>,
-  sets: readonly Contribution[],
-  carried: readonly CarriedSet[],
-): AddOperation[] {
-  const all: Placed[] = [...carried, ...sets.map(placedOf)];
-  const init = new PlacedList(['spec', 'initContainers'], spec.initContainers);
-  const main = new PlacedList(['spec', 'containers'], spec.containers);
-  const volumes = new PlacedList(['spec', 'volumes'], spec.volumes);
-  for (const set of sets) {
-    const others = all.filter((o) => o.name !== set.name);
-    const before = (o: Placed) => compareSets(o, set) < 0;
-    const inits = (o: Placed) => (o.initLast ? [] : o.inits);
-    if (set.position === 'after-app') {
-      const later = others.filter((o) => o.position === 'after-app' && !before(o));
-      init.insert(set.initContainers, init.size() - init.count(later.flatMap(inits)));
-      main.insert(set.containers, main.size() - main.count(later.flatMap((o) => o.main)));
-    } else {
-      const earlier = others.filter((o) => o.position === 'before-app' && before(o));
-      const front = set.initLast ? others.filter((o) => o.position === 'before-app') : earlier;
-      init.insert(set.initContainers, init.count(front.flatMap(inits)));
-      main.insert(set.containers, main.count(earlier.flatMap((o) => o.main)));
-    }
-    const fresh = set.volumes.filter((v) => !volumes.has(v.name));
-    const later = others.filter((o) => !before(o)).flatMap((o) => o.volumes);
-    volumes.insert(fresh, volumes.size() - volumes.count(later));
-  }
-  return [...init.ops, ...main.ops, ...volumes.ops];
-}
-
-/** A list of the pod as the operations so far leave it, by name. */
-class PlacedList {
-  readonly ops: AddOperation[] = [];
-  private readonly names: string[];
-  /** The names as a set, made the first time has() asks. */
-  private present: Set<string> | undefined;
-  private created: boolean;
-  constructor(
-    private readonly path: readonly string[],
-    existing: readonly { name: string }[] | undefined,
-  ) {
-    this.names = (existing ?? []).map((x) => x.name);
-    this.created = existing !== undefined && existing !== null;
-  }
-  size(): number {
-    return this.names.length;
-  }
-  has(name: string): boolean {
-    return (this.present ??= new Set(this.names)).has(name);
-  }
-  /** How many of the list's items are named in `names`: linear in the list, however long. */
-  count(names: readonly string[]): number {
-    if (names.length === 0) return 0;
-    const named = new Set(names);
-    let n = 0;
-    for (const name of this.names) if (named.has(name)) n++;
-    return n;
-  }
-  insert(items: readonly { name: string }[], at: number): void {
-    if (items.length === 0) return;
-    if (!this.created) this.ops.push({ op: 'add', path: pointer(this.path), value: [] });
-    this.created = true;
-    items.forEach((value, k) => {
-      this.ops.push({ op: 'add', path: pointer([...this.path, at + k]), value });
-      this.names.splice(at + k, 0, value.name);
-      this.present?.add(value.name);
-    });
-  }
 }

@@ -192,10 +192,10 @@ export function invalidSpec(pod: PodLike): string | undefined {
     (key) => !isListOrAbsent(spec[key]),
   );
   if (notList) return `spec.${notList} must be a list`;
-  const named =
-    (spec.containers as unknown[]).every(isNamed) &&
-    ((spec.initContainers as unknown[] | null) ?? []).every(isNamed);
-  if (!named) return 'every container must be a mapping with a name';
+  const allNamed = (list: unknown): boolean => ((list as unknown[] | null) ?? []).every(isNamed);
+  if (!allNamed(spec.containers) || !allNamed(spec.initContainers))
+    return 'every container must be a mapping with a name';
+  if (!allNamed(spec.volumes)) return 'every volume must be a mapping with a name';
   const meta: unknown = pod.metadata;
   if (!isRecord(meta) && meta !== undefined && meta !== null) return 'metadata must be a mapping';
   return undefined;

@@ -10,13 +10,13 @@ import {
 } from '../admission/overrides-catalog';
 import {
   envVar,
-  probe,
   PULL_POLICIES,
   requestsWithinLimits,
   resources,
   type PullPolicy,
   type Resources,
 } from './container-fields';
+import { probe } from './probe-fields';
 import { rolloutSchema, type RolloutConfig } from './rollout-config';
 import { checkSetConflicts } from './set-conflicts';
 import { MAX_SETS, sidecarSetSchema, type SidecarSetConfig } from './sidecar-set';
@@ -119,9 +119,9 @@ const proxySchema = struct<ProxyConfig>({
     default: { requests: { cpu: '100m', memory: '64Mi' }, limits: { memory: '256Mi' } },
   },
   // Absent probes are derived from the admin port (see withDerivedDefaults).
-  readinessProbe: { read: probe },
-  livenessProbe: { read: probe },
-  startupProbe: { read: probe },
+  readinessProbe: { read: probe('readiness') },
+  livenessProbe: { read: probe('liveness') },
+  startupProbe: { read: probe('startup') },
   securityContext: {
     read: mapping,
     default: {

@@ -4,7 +4,7 @@
 // exactly from their selectors (selectorsOverlap), so sets kept apart by their labels or their
 // owner kinds may reuse names.
 
-import type { Container, Volume } from '../kubernetes/k8s';
+import { isRecord, type Container, type Volume } from '../kubernetes/k8s';
 import type { LabelSelector } from '../kubernetes/selector';
 import { IDENTITY_VOLUME } from '../names';
 import { canonicalJson } from './canonical-json';
@@ -20,9 +20,22 @@ interface SetFootprint {
   podSelector?: LabelSelector;
   ownerKinds?: readonly SetOwnerKind[];
   containers: { name: string; path: (string | number)[] }[];
-  /** `port 8080`, or `host port 8080`: both are the pod's, one of each per pod. */
-  ports: { port: string; container: string; path: (string | number)[] }[];
+  /**
+   * The ports its containers take in the pod: `port` names one in messages (`port 8080`, `host
+   * port 53/UDP`), `key` is what may not be taken twice (a container port by number and
+   * protocol; a host port by address, number and protocol, as the API server counts them).
+   * `init`: an init container's, which has exited before the sidecars of its own set start.
+   */
+  ports: {
+    port: string;
+    key: string;
+    init?: boolean;
+    container: string;
+    path: (string | number)[];
+  }[];
   volumes: { name: string; json: string; path: (string | number)[] }[];
+  /** The volumes its containers mount (or use as devices) that it does not add itself. */
+  mounts: { name: string; path: (string | number)[] }[];
 }
 
 /** The proxy's footprint: every pod of an opted-in namespace, any owner. */
@@ -42,13 +55,24 @@ function proxyFootprint(proxy: ProxyFootprint): SetFootprint {
       { name: proxy.initName, path: ['init', 'name'] },
     ],
     ports: [
-      { port: `port ${inbound}`, container: proxy.proxyName, path: ['proxy', 'ports', 'inbound'] },
+      {
+        port: `port ${inbound}`,
+        key: `${inbound}/TCP`,
+        container: proxy.proxyName,
+        path: ['proxy', 'ports', 'inbound'],
+      },
       {
         port: `port ${outbound}`,
+        key: `${outbound}/TCP`,
         container: proxy.proxyName,
         path: ['proxy', 'ports', 'outbound'],
       },
-      { port: `port ${admin}`, container: proxy.proxyName, path: ['proxy', 'ports', 'admin'] },
+      {
+        port: `port ${admin}`,
+        key: `${admin}/TCP`,
+        container: proxy.proxyName,
+        path: ['proxy', 'ports', 'admin'],
+      },
     ],
     volumes: [
       {
@@ -57,6 +81,7 @@ function proxyFootprint(proxy: ProxyFootprint): SetFootprint {
         path: ['proxy'],
       },
     ],
+    mounts: [],
   };
 }
 
@@ -69,14 +94,21 @@ function setFootprint(set: SidecarSetConfig, index: number): SetFootprint {
       containers.push({ name: c.name, path: [...base, field, i, 'name'] });
       (c.ports ?? []).forEach((port, j) => {
         const at = [...base, field, i, 'ports', j];
+        const protocol = typeof port.protocol === 'string' ? port.protocol : 'TCP';
+        const shown = protocol === 'TCP' ? '' : `/${protocol}`;
+        const init = field === 'initContainers';
         ports.push({
-          port: `port ${port.containerPort}`,
+          port: `port ${port.containerPort}${shown}`,
+          key: `${port.containerPort}/${protocol}`,
+          init,
           container: c.name,
           path: [...at, 'containerPort'],
         });
         if (typeof port.hostPort === 'number')
           ports.push({
-            port: `host port ${port.hostPort}`,
+            port: `host port ${port.hostPort}${shown}`,
+            key: `host ${typeof port.hostIP === 'string' ? port.hostIP : ''}:${port.hostPort}/${protocol}`,
+            init,
             container: c.name,
             path: [...at, 'hostPort'],
           });
@@ -97,7 +129,24 @@ function setFootprint(set: SidecarSetConfig, index: number): SetFootprint {
       json: canonicalJson(v),
       path: [...base, 'volumes', i, 'name'],
     })),
+    mounts: foreignMounts(set, base),
   };
+}
+
+/** The volumes a set's containers mount or use as devices that the set does not add. */
+function foreignMounts(set: SidecarSetConfig, base: (string | number)[]): SetFootprint['mounts'] {
+  const own = new Set(set.volumes.map((v) => v.name));
+  const out: SetFootprint['mounts'] = [];
+  for (const field of ['initContainers', 'containers'] as const)
+    set[field].forEach((c, i) => {
+      for (const key of ['volumeMounts', 'volumeDevices'])
+        (Array.isArray(c[key]) ? (c[key] as unknown[]) : []).forEach((m, j) => {
+          const name = isRecord(m) ? m.name : undefined;
+          if (typeof name === 'string' && !own.has(name))
+            out.push({ name, path: [...base, field, i, key, j, 'name'] });
+        });
+    });
+  return out;
 }
 
 /** Records every conflict among the proxy and the sets; none when the sets are apart. */
@@ -134,9 +183,10 @@ function withinSet(reader: Reader, f: SetFootprint): void {
   }
   const ports = new Set<string>();
   for (const p of f.ports) {
-    if (ports.has(p.port))
+    if (p.init) continue;
+    if (ports.has(p.key))
       reader.fail(p.path, `set ${f.name} listens on ${p.port} twice; give each its own`);
-    ports.add(p.port);
+    ports.add(p.key);
   }
   const volumes = new Set<string>();
   for (const v of f.volumes) {
@@ -153,7 +203,7 @@ function between(reader: Reader, a: SetFootprint, b: SetFootprint): void {
   const overlap = `sets ${a.name} and ${b.name} can select the same pod`;
   const fix = 'rename one, or give the sets selectors that cannot both match';
   const containers = new Map(a.containers.map((x) => [x.name, x]));
-  const ports = new Map(a.ports.map((x) => [x.port, x]));
+  const ports = new Map(a.ports.map((x) => [x.key, x]));
   const volumes = new Map(a.volumes.map((x) => [x.name, x]));
   for (const c of b.containers) {
     const other = containers.get(c.name);
@@ -164,13 +214,25 @@ function between(reader: Reader, a: SetFootprint, b: SetFootprint): void {
       );
   }
   for (const p of b.ports) {
-    const other = ports.get(p.port);
+    const other = ports.get(p.key);
     if (other)
       reader.fail(
         p.path,
         `${overlap}, and both use ${p.port} (${a.name}'s container ${other.container}, ${where(other.path)}): give ${b.name}'s container ${p.container} another port, or ${fix.replace('rename one, or ', '')}`,
       );
   }
+  for (const [user, adder] of [
+    [a, b],
+    [b, a],
+  ] as const)
+    for (const m of user.mounts) {
+      const added = adder.volumes.find((v) => v.name === m.name);
+      if (added)
+        reader.fail(
+          m.path,
+          `set ${user.name} mounts volume ${m.name}, which set ${adder.name} adds (${where(added.path)}), and the two can select the same pod: a pod without ${adder.name} would have no such volume; add the same volume to ${user.name} to share it`,
+        );
+    }
   for (const v of b.volumes) {
     const other = volumes.get(v.name);
     if (other && other.json !== v.json)

@@ -5,9 +5,9 @@
 // has them (.proxy, .init); the sets of `.sets` come after it.
 
 import { isRecord, type Container, type Volume } from '../kubernetes/k8s';
-import { IDENTITY_VOLUME } from '../names';
 import { labelSelector, type LabelSelector } from '../kubernetes/selector';
 import { setContainer } from './container-fields';
+import { volume } from './volume-source';
 import { setRolloutSchema, type SetRolloutConfig } from './rollout-config';
 import { describe, dnsLabel, int, list, oneOf, struct, Reader, type Field } from './schema';
 
@@ -73,19 +73,6 @@ export interface SidecarSetConfig {
   rollout?: SetRolloutConfig;
 }
 
-const volume: Field<Volume> = (r, v, p) => {
-  if (!isRecord(v)) return r.fail(p, `must be a volume (a mapping); got ${describe(v)}`);
-  const name = dnsLabel(63)(r, v.name, [...p, 'name']);
-  if (name === IDENTITY_VOLUME)
-    return r.fail(
-      [...p, 'name'],
-      `${IDENTITY_VOLUME} is the proxy's volume; give the set's its own name`,
-    );
-  if (Object.keys(v).length < 2)
-    r.fail(p, 'must have a source beside its name, such as emptyDir: {} or configMap: {name: ...}');
-  return name === undefined ? undefined : (v as Volume);
-};
-
 const setName: Field<string> = (r, v, p) => {
   const name = dnsLabel(40)(r, v, p);
   if (name === DEFAULT_SET)
@@ -97,6 +84,7 @@ const setName: Field<string> = (r, v, p) => {
 };
 
 export const sidecarSetSchema: Field<SidecarSetConfig> = (r, v, p) => {
+  if (!isRecord(v)) return r.fail(p, `must be a set (a mapping with a name); got ${describe(v)}`);
   const set = struct<SidecarSetConfig>({
     name: { read: setName },
     order: { read: int(-1000, 1000), default: SET_ORDER_DEFAULT },

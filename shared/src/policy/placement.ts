@@ -105,15 +105,27 @@ export function specOps(own: Footprint, parts: PlacedParts, all: readonly Footpr
   return concat([
     ...listOps(['spec', 'initContainers'], initAt, parts.initContainers),
     ...listOps(['spec', 'containers'], mainAt, parts.containers),
-    ...volumeOps(
-      parts.volumes,
-      namesOf(
-        others,
-        (f) => before(own, f),
-        (f) => f.volumes,
-      ),
-    ),
+    ...volumeOps(parts.volumes, laterVolumes(own, all)),
   ]);
+}
+
+/**
+ * The volumes of the sets after `own`, but those a set before it (or `own`) adds too: a volume
+ * two sets share is the first one's, where one pass puts it (admission/carried-placement.ts).
+ */
+function laterVolumes(own: Footprint, all: readonly Footprint[]): string[] {
+  const earlier = new Set(
+    namesOf(
+      all,
+      (f) => f.set === own.set || before(f, own),
+      (f) => f.volumes,
+    ),
+  );
+  return namesOf(
+    all,
+    (f) => f.set !== own.set && before(own, f),
+    (f) => f.volumes,
+  ).filter((n) => !earlier.has(n));
 }
 
 /** The list created when the pod has none, then the items inserted from `at`. */

@@ -170,6 +170,17 @@ export function compileProxy(
   };
 }
 
+/**
+ * Whether the pod has volume `name` of the set already and not from another set that adds it
+ * too: set-injection.ts, takenNames.
+ */
+function volumeTaken(a: AppliedSet, name: string): string {
+  const has = `${celString(name)} in ${variable('volumes')}`;
+  const sharers = a.sharedVolumes.get(name);
+  if (!sharers || sharers.length === 0) return has;
+  return `(${has} && !${celStrings(sharers)}.exists(k, k in ${variable('labels')}))`;
+}
+
 /** Another set at one revision (`a`: the set as applied at that revision). */
 export function compileSet(a: AppliedSet, current: boolean, context: CompileContext): CompiledSet {
   const native = nativeFor(a.set, context.nativeSidecarSupported);
@@ -178,9 +189,7 @@ export function compileSet(a: AppliedSet, current: boolean, context: CompileCont
   const kinds = a.set.ownerKinds;
   const taken = [
     a.containerNames.length > 0 ? `${names}.exists(n, n in ${celStrings(a.containerNames)})` : '',
-    a.volumeNames.length > 0
-      ? `${variable('volumes')}.exists(n, n in ${celStrings(a.volumeNames)})`
-      : '',
+    ...a.volumeNames.map((n) => volumeTaken(a, n)),
   ].filter((x) => x !== '');
   const skipWhen = [
     variable('podOptedOut'),
