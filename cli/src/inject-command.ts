@@ -57,6 +57,7 @@ async function injectFile(
     const result = injectManifest(text, options);
     for (const line of result.report) {
       io.stderr(`${formatReportLine(line)}\n`);
+      if (line.outcome === 'skipped') io.stderr(`  ${line.detail}\n`);
       for (const w of line.warnings) io.stderr(`  warning: ${w}\n`);
     }
     return result.output;

@@ -2,6 +2,7 @@
 // each with its revision, its names and ports, its compiled selectors and the volumes it needs
 // of the pod, computed once per configuration.
 
+import { canonicalJson } from '../config/canonical-json';
 import type { Config } from '../config/config';
 import { setRevision } from '../config/revision';
 import { compareSets, type SidecarSetConfig } from '../config/sidecar-set';
@@ -43,6 +44,8 @@ export interface AppliedSet {
    * this set shares rather than finds taken.
    */
   readonly sharedVolumes: ReadonlyMap<string, readonly string[]>;
+  /** Each of its volumes as canonical JSON: a pod's volume of that name is shared only if equal. */
+  readonly volumeJson: ReadonlyMap<string, string>;
   /** The names of its wave: its stamp, restart records and wave record (names.ts). */
   readonly keys: WaveKeys;
 }
@@ -64,6 +67,7 @@ export function appliedSets(config: Config): readonly AppliedSet[] {
         volumeNames: set.volumes.map((v) => v.name),
         podVolumes: mountedFromPod(set),
         sharedVolumes: sharedVolumes(set, config.sets),
+        volumeJson: new Map(set.volumes.map((v) => [v.name, canonicalJson(v)])),
         ports: [...set.initContainers, ...set.containers].flatMap((c) =>
           (c.ports ?? []).map((p) => portKey(p.containerPort, p.protocol)),
         ),

@@ -70,3 +70,21 @@ export function carriedSets(pod: PodLike, config: Config): readonly CarriedSet[]
   }
   return out ?? NONE;
 }
+
+/**
+ * How the sets of this pass are placed: among the sets the pod carries, or where it has a
+ * volume one of them shares (placed once, and not again); undefined where they go at the ends
+ * of each list, as into a pod that carries nothing (nearly every pod: the patch is kept).
+ */
+export function placementOf(
+  pod: PodLike,
+  config: Config,
+  parts: readonly { volumes: readonly { name: string }[] }[],
+): readonly CarriedSet[] | undefined {
+  const carried = carriedSets(pod, config);
+  if (carried.length > 0) return carried;
+  const volumes: unknown[] = pod.spec?.volumes ?? [];
+  if (volumes.length === 0 || parts.length === 0) return undefined;
+  const names = new Set(volumes.map((v) => (isRecord(v) ? v.name : undefined)));
+  return parts.some((p) => p.volumes.some((v) => names.has(v.name))) ? NONE : undefined;
+}

@@ -16,7 +16,7 @@ import { IDENTITY_VOLUME, OWNER_KIND, OWNER_NAME, REVISION, SKIPPED, STATUS } fr
 import { resolveOwner, type Owner } from './owner';
 import { resolveOverrides, type Overrides } from './overrides';
 import { registerFragment, type AddOperation } from './patch';
-import { carriedSets, type CarriedSet } from './carried-sets';
+import { placementOf, type CarriedSet } from './carried-sets';
 import { PROXY_INJECT_KEY, otherSets, setOptOut } from './set-injection';
 import type { SetParts } from './set-parts';
 import {
@@ -146,7 +146,7 @@ export function injectPod(input: InjectInput): InjectionResult {
     native,
     resources,
     extras: extras.parts,
-    carried: carriedSets(pod, config),
+    carried: placementOf(pod, config, extras.parts),
   });
   return {
     injected: true,
@@ -173,7 +173,7 @@ function withoutProxy(
     return { injected: false, reason, detail, warnings: base.warnings, owner: base.owner };
   return {
     injected: true,
-    patch: setsOnlyPatch(pod, reason, parts, carriedSets(pod, config)),
+    patch: setsOnlyPatch(pod, reason, parts, placementOf(pod, config, parts)),
     ...base,
     sets: parts.map((p) => p.name),
     proxySkipped: { reason, detail },
@@ -190,8 +190,8 @@ interface Build {
   resources: ResourceRequirements;
   /** The other sets the pod gets, in applied order. */
   extras: readonly SetParts[];
-  /** The sets the pod carries already (carried-sets.ts): almost always none. */
-  carried: readonly CarriedSet[];
+  /** The sets the pod carries already, when placement is among them (carried-sets.ts): almost never. */
+  carried: readonly CarriedSet[] | undefined;
 }
 
 /**
@@ -231,7 +231,7 @@ const seenOnce = new Set<string>();
 function buildPatch(build: Build): readonly AddOperation[] {
   const parts = sidecarParts(build);
   // Where a carried set's items are decides where the new ones go: no key says that.
-  if (build.carried.length > 0) return newPatch(build, parts);
+  if (build.carried) return newPatch(build, parts);
   let id = String(partsId(parts));
   for (const extra of build.extras) id += `+${partsId(extra)}`;
   const key = patchKey(id, build);

@@ -10,8 +10,9 @@ import { injectPod, type ConfigSnapshot } from './inject';
 import type { SkipReason } from './decide';
 import type { Owner } from './owner';
 import { podShapeIssue } from './shape';
+import { describe } from '../config/schema';
 import type { AddOperation } from './patch';
-import { valueOf, yamlMessage } from '../config/safe-yaml';
+import { notPlainData, repeatedKey, tooDeep, valueOf, yamlMessage } from '../config/safe-yaml';
 
 /** Where each kind keeps its pod template; a Pod is its own template. */
 export const TEMPLATE_PATHS: Readonly<Record<string, readonly string[]>> = {
@@ -81,7 +82,11 @@ function setsOf(line: Extract<ReportLine, { outcome: 'injected' }>): string {
 
 /** Injects every pod template in a multi-document YAML text; throws ManifestParseError. */
 export function injectManifest(text: string, options: ManifestOptions): ManifestResult {
-  const docs = parseAllDocuments(text);
+  const deep = tooDeep(text);
+  if (deep) throw new ManifestParseError(1, undefined, deep.message);
+  // Merge keys (<<) as kubectl reads them; repeated keys found in one pass (repeatedKey), not
+  // by the parser's check, which compares every key with every other.
+  const docs = parseAllDocuments(text, { merge: true, uniqueKeys: false });
   if (!Array.isArray(docs)) return { output: '', report: [] };
   const out: string[] = [];
   const report: ReportLine[] = [];
@@ -91,8 +96,10 @@ export function injectManifest(text: string, options: ManifestOptions): Manifest
     if (error)
       throw new ManifestParseError(number, error.linePos?.[0].line, yamlMessage(error.message));
     const read = valueOf(doc);
-    if ('problem' in read) throw new ManifestParseError(number, undefined, read.problem.message);
-    const value = read.value;
+    const problem =
+      repeatedKey(doc) ?? ('problem' in read ? read.problem : notPlainData(read.value));
+    if (problem) throw new ManifestParseError(number, undefined, problem.message);
+    const value = 'value' in read ? read.value : undefined;
     if (value === null || value === undefined) return;
     const lines: ReportLine[] = [];
     const injected = injectValue(value, options, (r) => lines.push({ ...r, document: number }));
@@ -100,7 +107,7 @@ export function injectManifest(text: string, options: ManifestOptions): Manifest
     const changed = lines.some((l) => l.outcome === 'injected');
     out.push(
       changed
-        ? stringify(injected, { lineWidth: 0, aliasDuplicateObjects: false })
+        ? stringify(injected, { lineWidth: 0, aliasDuplicateObjects: false, version: '1.1' })
         : ensureNewline(String(doc)),
     );
   });
@@ -115,7 +122,23 @@ function ensureNewline(s: string): string {
 type Emit = (entry: ReportEntry) => void;
 
 function nameOf(obj: KubeObject): string {
-  return obj.metadata?.name ?? obj.metadata?.generateName ?? '<unnamed>';
+  const { name, generateName } = (isRecord(obj.metadata) ? obj.metadata : {}) as {
+    name?: unknown;
+    generateName?: unknown;
+  };
+  if (typeof name === 'string') return name;
+  return typeof generateName === 'string' ? generateName : '<unnamed>';
+}
+
+/** A workload's own metadata the report and the owner read: a mapping, its names strings. */
+function metadataIssue(obj: KubeObject): string | undefined {
+  const meta: unknown = obj.metadata;
+  if (meta === undefined || meta === null) return undefined;
+  if (!isRecord(meta)) return `metadata must be a mapping; got ${describe(meta)}`;
+  for (const key of ['name', 'generateName', 'namespace'])
+    if (meta[key] !== undefined && meta[key] !== null && typeof meta[key] !== 'string')
+      return `metadata.${key} must be a string; got ${describe(meta[key])}`;
+  return undefined;
 }
 
 function injectValue(value: unknown, options: ManifestOptions, emit: Emit): unknown {
@@ -152,9 +175,11 @@ function injectWorkload(
   const template = getAt(obj, path);
   const owner: Owner | undefined = kind === 'Pod' ? undefined : { kind, name, source: 'template' };
   // As the webhook's review does: a field of the wrong type is named, not read.
-  const shape = isRecord(template)
-    ? podShapeIssue(template, path.length > 0 ? path.join('.') : 'pod')
-    : undefined;
+  const shape =
+    metadataIssue(obj) ??
+    (isRecord(template)
+      ? podShapeIssue(template, path.length > 0 ? path.join('.') : 'pod')
+      : undefined);
   if (shape !== undefined) {
     emit({
       kind,

@@ -3,6 +3,7 @@
 // among them, into the pod's one patch. A set whose selectors do not match costs a few label
 // look-ups: the sets are sorted once per configuration and their parts built once per snapshot.
 
+import { canonicalJson } from '../config/canonical-json';
 import type { Config } from '../config/config';
 import { DEFAULT_SET, setOwnerKind } from '../config/sidecar-set';
 import { isRecord, type Labels, type NamespaceMeta, type PodLike } from '../kubernetes/k8s';
@@ -106,7 +107,9 @@ const NONE: { parts: SetParts[]; skipped: SetSkip[] } = { parts: [], skipped: []
 
 /**
  * The set's names the pod uses already, or undefined (the common case: no allocation). A
- * volume another set adds too is not taken where the pod carries that set: it is theirs to share.
+ * volume another set adds too is not taken where the pod carries that set and has the volume
+ * as the set defines it: it is theirs to share. A label alone proves nothing (the pod's author
+ * writes it), and a volume of that name defined otherwise is not the set's to mount.
  */
 function takenNames(
   a: AppliedSet,
@@ -115,9 +118,11 @@ function takenNames(
 ): string[] | undefined {
   let taken: string[] | undefined;
   for (const n of a.containerNames) if (names.containers.has(n)) (taken ??= []).push(n);
-  for (const n of a.volumeNames)
-    if (names.volumes.has(n) && !a.sharedVolumes.get(n)?.some((l) => labels?.[l] !== undefined))
-      (taken ??= []).push(n);
+  for (const n of a.volumeNames) {
+    if (!names.volumes.has(n)) continue;
+    const carried = a.sharedVolumes.get(n)?.some((l) => labels?.[l] !== undefined);
+    if (!carried || names.volumeJson(n) !== a.volumeJson.get(n)) (taken ??= []).push(n);
+  }
   return taken;
 }
 
@@ -166,27 +171,41 @@ export function matchSets(
 class Placed {
   private readonly names = new Map<string, string>();
   private readonly ports = new Map<string, string>();
+  /** Volumes by name: who added each, and its definition (canonical JSON). */
+  private readonly volumes = new Map<string, { by: string; json: string | undefined }>();
   constructor(proxy: SetMatchInput['proxy']) {
     for (const n of proxy?.names ?? []) this.names.set(n, 'the proxy');
     for (const p of proxy?.ports ?? []) this.ports.set(p, 'the proxy');
   }
   clash(a: AppliedSet): SetSkip | undefined {
-    const name = a.containerNames.find((n) => this.names.has(n));
-    const port = a.ports.find((p) => this.ports.has(p));
-    if (name === undefined && port === undefined) return undefined;
-    const what =
-      name !== undefined
-        ? `container ${name} of ${this.names.get(name)}`
-        : `port ${String(port).replace(/\/TCP$/, '')} of ${this.ports.get(port ?? '')}`;
+    const what = this.taken(a);
+    if (what === undefined) return undefined;
     return {
       set: a.set.name,
       reason: 'name-collision',
       detail: `set ${a.set.name} not added: it would take the ${what} in this pod; give it names and ports of its own`,
     };
   }
+  /** What of `a` another set of this pass (a pinned revision's, say) has taken already. */
+  private taken(a: AppliedSet): string | undefined {
+    const name = a.containerNames.find((n) => this.names.has(n));
+    if (name !== undefined) return `container ${name} of ${this.names.get(name)}`;
+    const port = a.ports.find((p) => this.ports.has(p));
+    if (port !== undefined) return `port ${port.replace(/\/TCP$/, '')} of ${this.ports.get(port)}`;
+    const volume = a.volumeNames.find((n) => {
+      const had = this.volumes.get(n);
+      return had !== undefined && had.json !== a.volumeJson.get(n);
+    });
+    if (volume !== undefined)
+      return `volume ${volume} of ${this.volumes.get(volume)?.by}, defined otherwise`;
+    return undefined;
+  }
   add(a: AppliedSet): void {
-    for (const n of a.containerNames) this.names.set(n, `set ${a.set.name}`);
-    for (const p of a.ports) this.ports.set(p, `set ${a.set.name}`);
+    const by = `set ${a.set.name}`;
+    for (const n of a.containerNames) this.names.set(n, by);
+    for (const p of a.ports) this.ports.set(p, by);
+    for (const n of a.volumeNames)
+      if (!this.volumes.has(n)) this.volumes.set(n, { by, json: a.volumeJson.get(n) });
   }
 }
 
@@ -203,6 +222,12 @@ class PodNames {
     return (this.v ??= new Set(
       volumes.flatMap((v) => (isRecord(v) && typeof v.name === 'string' ? [v.name] : [])),
     ));
+  }
+  /** The pod's volume of that name as canonical JSON, or undefined. */
+  volumeJson(name: string): string | undefined {
+    const volumes: unknown[] = this.pod.spec?.volumes ?? [];
+    const v = volumes.find((x) => isRecord(x) && x.name === name);
+    return v === undefined ? undefined : canonicalJson(v);
   }
 }
 

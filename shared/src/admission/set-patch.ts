@@ -55,9 +55,9 @@ export function withSetMarks(
 export function specOps(
   spec: NonNullable<PodLike['spec']>,
   sets: readonly Contribution[],
-  carried: readonly CarriedSet[] = [],
+  carried?: readonly CarriedSet[],
 ): AddOperation[] {
-  if (carried.length > 0) return placedOps(spec, sets, carried);
+  if (carried) return placedOps(spec, sets, carried);
   const front = { init: [] as Container[], main: [] as Container[] };
   const back = { init: [] as Container[], main: [] as Container[] };
   const late: Container[] = [];
@@ -87,7 +87,7 @@ export function setsOnlyPatch(
   pod: PodLike,
   reason: SkipReason,
   extras: readonly SetParts[],
-  carried: readonly CarriedSet[],
+  carried: readonly CarriedSet[] | undefined,
 ): AddOperation[] {
   const spec = pod.spec ?? NO_SPEC;
   const annotations = withSetMarks({}, extras, 'annotations');

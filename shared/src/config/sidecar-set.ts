@@ -120,6 +120,10 @@ export function readSidecarSet(value: unknown): SidecarSetConfig | undefined {
 
 /** What a set adds: something, and not more than the bounds. */
 function checkParts(r: Reader, set: SidecarSetConfig, p: (string | number)[]): void {
+  // A list that failed to read is absent here, its error recorded already.
+  set.containers ??= [];
+  set.initContainers ??= [];
+  set.volumes ??= [];
   if (set.containers.length + set.initContainers.length === 0)
     r.fail(p, `set ${set.name} must add at least one container or init container`);
   for (const field of ['containers', 'initContainers', 'volumes'] as const)
@@ -146,7 +150,7 @@ function checkSelectors(r: Reader, set: SidecarSetConfig, p: (string | number)[]
 
 /** The labels injection adds to a pod: a set may not select on them. */
 const INJECTED_LABEL =
-  /^(outrigger\.dev\/(revision|owner-kind|owner-name|skipped)|[a-z0-9-]+\.sets\.outrigger\.dev\/revision)$/;
+  /^(outrigger\.dev\/(revision|owner-kind|owner-name|skipped|stamped)|[a-z0-9-]+\.sets\.outrigger\.dev\/revision)$/;
 
 function selectorKeys(selector: LabelSelector | undefined): string[] {
   return [
