@@ -86,6 +86,21 @@ describe("a set's shared volume", () => {
     expect((after.spec?.volumes ?? []).filter((v) => v.name === 'shared-logs')).toHaveLength(1);
   });
 
+  it('is shared as the API server stored it, with the defaults it added', () => {
+    const config = mustParseConfig(
+      SHARING.replaceAll('emptyDir: {}', 'configMap: {name: logs-conf}'),
+    );
+    const pod = appWith(
+      { 'tracer.sets.outrigger.dev/revision': 'r' },
+      {},
+      { configMap: { name: 'logs-conf', defaultMode: 420 } },
+    );
+    const result = inject(pod, config);
+    if (!result.injected) throw new Error(result.reason);
+    expect(result.sets).toContain('log-shipper');
+    expect(result.warnings.filter((w) => w.includes('log-shipper'))).toEqual([]);
+  });
+
   it('of a pinned revision, defined otherwise than a current set’s of the same name, keeps the later set out', () => {
     const v2 = mustParseConfig(
       [

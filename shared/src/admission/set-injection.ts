@@ -3,7 +3,6 @@
 // among them, into the pod's one patch. A set whose selectors do not match costs a few label
 // look-ups: the sets are sorted once per configuration and their parts built once per snapshot.
 
-import { canonicalJson } from '../config/canonical-json';
 import type { Config } from '../config/config';
 import { DEFAULT_SET, setOwnerKind } from '../config/sidecar-set';
 import { isRecord, type Labels, type NamespaceMeta, type PodLike } from '../kubernetes/k8s';
@@ -121,7 +120,14 @@ function takenNames(
   for (const n of a.volumeNames) {
     if (!names.volumes.has(n)) continue;
     const carried = a.sharedVolumes.get(n)?.some((l) => labels?.[l] !== undefined);
-    if (!carried || names.volumeJson(n) !== a.volumeJson.get(n)) (taken ??= []).push(n);
+    if (
+      !carried ||
+      !holds(
+        names.volume(n),
+        a.set.volumes.find((v) => v.name === n),
+      )
+    )
+      (taken ??= []).push(n);
   }
   return taken;
 }
@@ -223,12 +229,25 @@ class PodNames {
       volumes.flatMap((v) => (isRecord(v) && typeof v.name === 'string' ? [v.name] : [])),
     ));
   }
-  /** The pod's volume of that name as canonical JSON, or undefined. */
-  volumeJson(name: string): string | undefined {
+  /** The pod's volume of that name, or undefined. */
+  volume(name: string): unknown {
     const volumes: unknown[] = this.pod.spec?.volumes ?? [];
-    const v = volumes.find((x) => isRecord(x) && x.name === name);
-    return v === undefined ? undefined : canonicalJson(v);
+    return volumes.find((x) => isRecord(x) && x.name === name);
   }
+}
+
+/**
+ * Whether `have` holds everything `want` says, and may say more: a pod's volume as the API
+ * server stored it has the defaults it added (a configMap's defaultMode) beside what was written.
+ */
+function holds(have: unknown, want: unknown): boolean {
+  if (Array.isArray(want))
+    return (
+      Array.isArray(have) && have.length === want.length && want.every((w, i) => holds(have[i], w))
+    );
+  if (isRecord(want))
+    return isRecord(have) && Object.entries(want).every(([k, w]) => holds(have[k], w));
+  return have === want;
 }
 
 /** Why a set that selects the pod is not added, `carried` when the pod has it already. */
