@@ -3,7 +3,13 @@
 // TestInstall does for the webhook), and whether this API server serves the API at all.
 
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { POLICY_API_VERSIONS, type PolicyApiVersion, type PolicyObject } from '@outrigger/shared';
+import {
+  POLICY_API_VERSIONS,
+  POLICY_MANAGED_BY,
+  POLICY_MANAGER,
+  type PolicyApiVersion,
+  type PolicyObject,
+} from '@outrigger/shared';
 import type { Cluster } from './cluster';
 
 /** The label a run's policy namespaces carry, and its bindings require. */
@@ -19,6 +25,27 @@ export async function policyApiVersion(cluster: Cluster): Promise<PolicyApiVersi
     if (served) return version;
   }
   return undefined;
+}
+
+/** The MutatingAdmissionPolicies the controller keeps (its managed-by label). */
+export async function controllerPolicies(
+  cluster: Cluster,
+  version: PolicyApiVersion | undefined,
+): Promise<{ metadata?: { name?: string; ownerReferences?: { kind: string; name: string }[] } }[]> {
+  if (!version) throw new Error('the API server serves no MutatingAdmissionPolicy');
+  const list = (await cluster.objects.list(
+    version,
+    'MutatingAdmissionPolicy',
+    undefined, // namespace
+    undefined, // pretty
+    undefined, // exact
+    undefined, // export
+    undefined, // fieldSelector
+    `${POLICY_MANAGED_BY}=${POLICY_MANAGER}`,
+  )) as {
+    items: { metadata?: { name?: string; ownerReferences?: { kind: string; name: string }[] } }[];
+  };
+  return list.items;
 }
 
 /** One line on stderr saying why a policy suite did not run. */

@@ -11,8 +11,6 @@ import {
   CONFIG_MAP_NAME,
   IDENTITY_VOLUME,
   OVERRIDE_PREFIX,
-  POLICY_MANAGED_BY,
-  POLICY_MANAGER,
   REVISION,
   SYSTEM_NAMESPACE,
   configRevision,
@@ -30,7 +28,7 @@ import {
   waitFor,
   type InClusterTarget,
 } from '../src';
-import { policyApiAbsent, policyApiVersion } from '../src/policy';
+import { controllerPolicies, policyApiAbsent, policyApiVersion } from '../src/policy';
 
 const MINUTES = 60_000;
 const PROXY = 'outrigger-proxy';
@@ -85,17 +83,8 @@ describeInCluster('admission.mode=both: the policies inject, the webhook takes o
       });
       const revision = configRevision(mustParseConfig(cm.data?.[CONFIG_MAP_KEY] ?? ''));
       await waitFor(`the controller's policy for revision ${revision}`, async () => {
-        const list = (await cluster.objects.list(
-          version ?? '',
-          'MutatingAdmissionPolicy',
-          undefined, // namespace
-          undefined, // pretty
-          undefined, // exact
-          undefined, // export
-          undefined, // fieldSelector
-          `${POLICY_MANAGED_BY}=${POLICY_MANAGER}`,
-        )) as { items: { metadata?: { name?: string } }[] };
-        const names = list.items.map((p) => p.metadata?.name);
+        const kept = await controllerPolicies(cluster, version);
+        const names = kept.map((p) => p.metadata?.name);
         return names.includes(policyName('proxy', revision)) ? done(names) : pending(names);
       });
 

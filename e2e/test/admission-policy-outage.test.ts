@@ -12,8 +12,6 @@ import {
   CONFIG_MAP_NAME,
   CONFIG_REVISION,
   LAST_GOOD_REVISION,
-  POLICY_MANAGED_BY,
-  POLICY_MANAGER,
   REVISION,
   SKIPPED,
   SYSTEM_NAMESPACE,
@@ -35,7 +33,7 @@ import {
   type ConfigEdit,
   type InClusterTarget,
 } from '../src';
-import { policyApiAbsent, policyApiVersion } from '../src/policy';
+import { controllerPolicies, policyApiAbsent, policyApiVersion } from '../src/policy';
 
 const MINUTES = 60_000;
 const target = inClusterTarget();
@@ -60,22 +58,7 @@ describeInCluster('injection with every Outrigger pod down (admission.mode=polic
     if (!version) policyApiAbsent('the admission-policy outage suite');
   });
 
-  /** The policies the controller keeps. */
-  async function keptPolicies() {
-    const list = (await cluster.objects.list(
-      version ?? '',
-      'MutatingAdmissionPolicy',
-      undefined, // namespace
-      undefined, // pretty
-      undefined, // exact
-      undefined, // export
-      undefined, // fieldSelector
-      `${POLICY_MANAGED_BY}=${POLICY_MANAGER}`,
-    )) as {
-      items: { metadata?: { name?: string; ownerReferences?: { kind: string; name: string }[] } }[];
-    };
-    return list.items;
-  }
+  const keptPolicies = () => controllerPolicies(cluster, version);
   /** The names of the policies the controller keeps. */
   const policies = async () => (await keptPolicies()).map((p) => p.metadata?.name ?? '').sort();
   const proxyPolicies = async () =>

@@ -45,6 +45,17 @@ const appWith = (
   },
 });
 
+/** How many volumes named shared-logs the pod has once the patch is applied. */
+function sharedLogsAfter(pod: PodLike, patch: unknown): number {
+  const after = applyPatch(
+    cloneJson(pod),
+    cloneJson(patch) as Operation[],
+    true,
+    false,
+  ).newDocument;
+  return (after.spec?.volumes ?? []).filter((v) => v.name === 'shared-logs').length;
+}
+
 describe("a set's shared volume", () => {
   it.each([
     ['without a status annotation', {}],
@@ -61,14 +72,7 @@ describe("a set's shared volume", () => {
       expect(result.warnings).toContain(
         'set log-shipper not added: the pod already has shared-logs; rename it or opt the pod out with log-shipper.sets.outrigger.dev/inject=disabled',
       );
-      const after = applyPatch(
-        cloneJson(pod),
-        cloneJson(result.patch) as Operation[],
-        true,
-        false,
-      ).newDocument;
-      const vols = (after.spec?.volumes ?? []).map((v) => v.name);
-      expect(vols.filter((n) => n === 'shared-logs')).toHaveLength(1);
+      expect(sharedLogsAfter(pod, result.patch)).toBe(1);
     },
   );
 
@@ -77,13 +81,7 @@ describe("a set's shared volume", () => {
     const result = inject(pod, mustParseConfig(SHARING));
     if (!result.injected) throw new Error(result.reason);
     expect(result.sets).toContain('log-shipper');
-    const after = applyPatch(
-      cloneJson(pod),
-      cloneJson(result.patch) as Operation[],
-      true,
-      false,
-    ).newDocument;
-    expect((after.spec?.volumes ?? []).filter((v) => v.name === 'shared-logs')).toHaveLength(1);
+    expect(sharedLogsAfter(pod, result.patch)).toBe(1);
   });
 
   it('is shared as the API server stored it, with the defaults it added', () => {
