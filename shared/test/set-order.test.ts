@@ -143,6 +143,30 @@ describe('sets added to a pod that carries others', () => {
     expect(lists(added.pod)).toEqual(lists(all.pod));
   });
 
+  it('a shared volume sits in the first declaring set’s place, whichever set adds it', () => {
+    // The compiled policies run in no fixed order (the API server's is a map's): where a volume
+    // goes may not depend on which of its sets runs first, nor on whether the first applies.
+    const shipper =
+      '  - {name: shipper, order: 10, containers: [{name: ship, image: "ghcr.io/a/s:1"}], volumes: [{name: spool, emptyDir: {}}]}';
+    const metrics =
+      '  - {name: metrics, order: 150, position: after-app, containers: [{name: exporter, image: "ghcr.io/a/m:1"}], volumes: [{name: exporter-state, emptyDir: {}}, {name: spool, emptyDir: {}}]}';
+    const config = `sets:\n${shipper}\n${metrics}\n`;
+    const expected = ['data', 'outrigger-identity', 'spool', 'exporter-state'];
+    expect(lists(pass(app, config).pod).volumes).toEqual(expected);
+    const withoutShipper = (pod: PodLike, off: boolean): PodLike => {
+      const annotations = { ...pod.metadata?.annotations };
+      if (off) annotations['shipper.sets.outrigger.dev/inject'] = 'disabled';
+      else delete annotations['shipper.sets.outrigger.dev/inject'];
+      return { ...pod, metadata: { ...pod.metadata, annotations } };
+    };
+    const metricsOnly = pass(withoutShipper(app, true), config);
+    expect(metricsOnly.sets).toEqual(['proxy', 'metrics']);
+    expect(lists(metricsOnly.pod).volumes).toEqual(expected);
+    const shipperLater = pass(withoutShipper(metricsOnly.pod, false), config);
+    expect(shipperLater.sets).toEqual(['shipper']);
+    expect(lists(shipperLater.pod)).toEqual(lists(pass(app, config).pod));
+  });
+
   it('in the order one pass makes: the classic proxy redirects traffic after the sets start', () => {
     const all = `nativeSidecar: "false"\nsets:\n${[...SHIPPER, ...MORE].join('\n')}\n`;
     expect(lists(pass(app, all).pod)).toEqual({

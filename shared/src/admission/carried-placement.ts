@@ -1,13 +1,14 @@
 // Where the sets of one pass go in a pod that carries others already: each list item after the
 // items the pod has of the sets that go before it, counted by name, as the compiled policies
 // place theirs (policy/placement.ts), so that the pod comes out as one pass with every set
-// would have made it. A name belongs to one set: a container to the set that adds it, a volume
-// two sets share to the first of them in applied order, which is where one pass puts it.
+// would have made it. A container belongs to the set that adds it; a volume goes by the
+// configuration's order of volumes (volume-order.ts), as one pass puts them.
 
 import { compareSets, type SetPosition } from '../config/sidecar-set';
 import type { Container, PodLike } from '../kubernetes/k8s';
 import type { CarriedSet } from './carried-sets';
 import { pointer, type AddOperation } from './patch';
+import type { VolumeOrder } from './volume-order';
 
 /** What one set, the proxy's among them, puts into the pod's lists in one pass. */
 export interface PassSet {
@@ -33,7 +34,6 @@ interface Placed {
   initLast?: boolean;
   inits: readonly string[];
   main: readonly string[];
-  volumes: readonly string[];
 }
 
 const placedOf = (c: PassSet): Placed => ({
@@ -43,7 +43,6 @@ const placedOf = (c: PassSet): Placed => ({
   initLast: c.initLast,
   inits: c.initContainers.map((x) => x.name),
   main: c.containers.map((x) => x.name),
-  volumes: c.volumes.map((x) => x.name),
 });
 
 /** Each name's set, the first in applied order that lists it: built once per pass. */
@@ -58,13 +57,14 @@ function owners(all: readonly Placed[], names: (p: Placed) => readonly string[])
  * The list operations of the sets of this pass into a pod that carries others: a before-app
  * set after the earlier before-app sets' items, a classic proxy's init containers after every
  * other before-app init container, an after-app set before the later after-app sets' items, a
- * volume before the later sets' volumes. Linear in the pod's lists for each set of the pass,
+ * volume before the volumes that come after it in `order`. Linear in the pod's lists for each set of the pass,
  * however many names the carried sets' annotations list.
  */
 export function placedOps(
   spec: NonNullable<PodLike['spec']>,
   sets: readonly PassSet[],
   carried: readonly CarriedSet[],
+  order: VolumeOrder,
 ): AddOperation[] {
   const all: Placed[] = [...carried, ...sets.map(placedOf)];
   const init = new PlacedList(
@@ -77,11 +77,7 @@ export function placedOps(
     spec.containers,
     owners(all, (p) => p.main),
   );
-  const volumes = new PlacedList(
-    ['spec', 'volumes'],
-    spec.volumes,
-    owners(all, (p) => p.volumes),
-  );
+  const volumes = new PlacedList(['spec', 'volumes'], spec.volumes, new Map());
   for (const set of sets) {
     const before = (o: Placed) => o.name !== set.name && compareSets(o, set) < 0;
     const after = (o: Placed) => o.name !== set.name && compareSets(o, set) > 0;
@@ -98,8 +94,16 @@ export function placedOps(
       init.insert(set.initContainers, init.count(front));
       main.insert(set.containers, main.count(earlier));
     }
-    const fresh = set.volumes.filter((v) => !volumes.has(v.name));
-    volumes.insert(fresh, volumes.size() - volumes.count(after));
+    for (const v of order.sorted(
+      set.volumes.filter((x) => !volumes.has(x.name)),
+      set,
+    )) {
+      const rank = order.rank(v.name, set);
+      volumes.insert(
+        [v],
+        volumes.size() - volumes.countNames((n) => (order.known(n) ?? -1) > rank),
+      );
+    }
   }
   return [...init.ops, ...main.ops, ...volumes.ops];
 }
@@ -136,6 +140,12 @@ class PlacedList {
       const o = this.owner.get(name);
       if (o && which(o)) n++;
     }
+    return n;
+  }
+  /** How many of the list's items have a name that `which` chooses. */
+  countNames(which: (name: string) => boolean): number {
+    let n = 0;
+    for (const name of this.names) if (which(name)) n++;
     return n;
   }
   insert(items: readonly { name: string }[], at: number): void {

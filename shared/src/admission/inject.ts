@@ -33,6 +33,8 @@ import {
 import { initContainer, proxyContainer, type ProxyBuild } from './proxy-containers';
 import { DEFAULT_SET, DEFAULT_SET_ORDER } from '../config/sidecar-set';
 import { proxyResources } from './proxy-resources';
+import { volumeOrderOf } from './volume-order';
+import { keptPatch, keyId } from './kept-patches';
 import { configRevision } from '../config/revision';
 
 /**
@@ -173,7 +175,10 @@ function withoutProxy(
     return { injected: false, reason, detail, warnings: base.warnings, owner: base.owner };
   return {
     injected: true,
-    patch: setsOnlyPatch(pod, reason, parts, placementOf(pod, config, parts)),
+    patch: setsOnlyPatch(pod, reason, parts, {
+      order: volumeOrderOf(config),
+      carried: placementOf(pod, config, parts),
+    }),
     ...base,
     sets: parts.map((p) => p.name),
     proxySkipped: { reason, detail },
@@ -195,60 +200,24 @@ interface Build {
 }
 
 /**
- * At most this many patches, and as many keys seen once, are kept, whatever the number of
- * configurations and override combinations; and none whose key is longer than a pod a cluster
- * can hold makes (owner names are at most 253 characters, container names 63). Any client can
- * send reviews, so what is kept is bounded in count and in size: under 10 MiB with the base64
- * the webhook keeps beside it.
- */
-const MAX_KEPT = 1024;
-const MAX_KEY_LENGTH = 640;
-
-/** Each sidecar parts' number, which a key starts with. */
-const partsIds = new WeakMap<SidecarParts | SetParts, number>();
-
-/** The number of sidecar parts or a set's parts, given at first sight. */
-function partsId(parts: SidecarParts | SetParts): number {
-  let id = partsIds.get(parts);
-  if (id === undefined) partsIds.set(parts, (id = nextPartsId++));
-  return id;
-}
-let nextPartsId = 0;
-const kept = new Map<string, readonly AddOperation[]>();
-/** Keys seen once: a patch is kept from its second pod on. */
-const seenOnce = new Set<string>();
-
-/**
  * The pod's patch, built once for the pods whose patch is the same: the same sidecar parts
  * (configuration and overrides), the same owner, and the same answers to what newPatch asks of
  * the pod (patchKey). A ReplicaSet's pods share one, from the second on (a patch kept for a pod
  * whose owner never makes another cost more than it saved); the webhook encodes a shared patch
  * once as well (webhook/src/review.ts). Building and encoding the patch for every pod was a
  * seventh of an admission's CPU time. A shared patch is frozen. What is kept, and its bound
- * (MAX_KEPT), are measured in docs/benchmarks.md, Webhook, "What an admission's parts cost",
+ * (kept-patches.ts), are measured in docs/benchmarks.md, Webhook, "What an admission's parts cost",
  * rows "the patch" and "the kept patches' bound".
  */
 function buildPatch(build: Build): readonly AddOperation[] {
   const parts = sidecarParts(build);
   // Where a carried set's items are decides where the new ones go: no key says that.
   if (build.carried) return newPatch(build, parts);
-  let id = String(partsId(parts));
-  for (const extra of build.extras) id += `+${partsId(extra)}`;
-  const key = patchKey(id, build);
-  const known = kept.get(key);
-  if (known) return known;
-  const patch = newPatch(build, parts);
-  if (key.length > MAX_KEY_LENGTH) return patch;
-  if (!seenOnce.has(key)) {
-    if (seenOnce.size >= MAX_KEPT) seenOnce.clear();
-    seenOnce.add(key);
-    return patch;
-  }
-  seenOnce.delete(key);
-  if (kept.size >= MAX_KEPT) kept.clear();
-  const shared = deepFreeze(patch);
-  kept.set(key, shared);
-  return shared;
+  let id = String(keyId(parts));
+  for (const extra of build.extras) id += `+${keyId(extra)}`;
+  // The volumes' order is the configuration's, and a set's parts may outlive one configuration.
+  id += `/${keyId(volumeOrderOf(build.snapshot.config))}`;
+  return keptPatch(patchKey(id, build), () => newPatch(build, parts));
 }
 
 /** Whether a classic container goes before the app's (the proxy's or a set's): the app's needs naming. */
@@ -312,7 +281,12 @@ function newPatch(build: Build, parts: SidecarParts): AddOperation[] {
       withSetMarks(labels, build.extras, 'labels'),
       withSetMarks(annotations, build.extras, 'annotations'),
     ),
-    ...specOps(spec, inAppliedOrder(proxy, build.extras), build.carried),
+    ...specOps(
+      spec,
+      inAppliedOrder(proxy, build.extras),
+      volumeOrderOf(build.snapshot.config),
+      build.carried,
+    ),
   ];
 }
 

@@ -9,6 +9,7 @@ import type { SkipReason } from './decide';
 import { placedOps, type PassSet } from './carried-placement';
 import { addToListEnds, addToMap, type AddOperation } from './patch';
 import type { SetParts } from './set-parts';
+import type { VolumeOrder } from './volume-order';
 
 /** Names the container `kubectl logs` and `kubectl exec` pick by default. */
 export const DEFAULT_CONTAINER = 'kubectl.kubernetes.io/default-container';
@@ -48,20 +49,22 @@ export function withSetMarks(
 
 /**
  * The list operations of every set in one pass: before-app sets at the front of each list, in
- * applied order, after-app sets at the back, and a volume two sets share (equal, as the
- * configuration's check makes sure) added once. In a pod that carries sets already, each goes
- * among theirs where one pass with all of them would have put it (placedOps).
+ * applied order, after-app sets at the back, and the volumes at the back in the configuration's
+ * order (volume-order.ts), a volume two sets share (equal, as the configuration's check makes
+ * sure) added once. In a pod that carries sets already, each goes among theirs where one pass
+ * with all of them would have put it (placedOps).
  */
 export function specOps(
   spec: NonNullable<PodLike['spec']>,
   sets: readonly Contribution[],
+  order: VolumeOrder,
   carried?: readonly CarriedSet[],
 ): AddOperation[] {
-  if (carried) return placedOps(spec, sets, carried);
+  if (carried) return placedOps(spec, sets, carried, order);
   const front = { init: [] as Container[], main: [] as Container[] };
   const back = { init: [] as Container[], main: [] as Container[] };
   const late: Container[] = [];
-  const volumes: { name: string }[] = [];
+  const volumes: { volume: { name: string }; rank: number; i: number }[] = [];
   const volumeNames = new Set<string>();
   for (const set of sets) {
     const to = set.position === 'before-app' ? front : back;
@@ -71,14 +74,20 @@ export function specOps(
     for (const v of set.volumes)
       if (!volumeNames.has(v.name)) {
         volumeNames.add(v.name);
-        volumes.push(v);
+        volumes.push({ volume: v, rank: order.rank(v.name, set), i: volumes.length });
       }
   }
   if (late.length > 0) front.init.push(...late);
+  volumes.sort((a, b) => a.rank - b.rank || a.i - b.i);
   return [
     ...addToListEnds(['spec', 'initContainers'], spec.initContainers, front.init, back.init),
     ...addToListEnds(['spec', 'containers'], spec.containers, front.main, back.main),
-    ...addToListEnds(['spec', 'volumes'], spec.volumes, [], volumes),
+    ...addToListEnds(
+      ['spec', 'volumes'],
+      spec.volumes,
+      [],
+      volumes.map((v) => v.volume),
+    ),
   ];
 }
 
@@ -87,7 +96,7 @@ export function setsOnlyPatch(
   pod: PodLike,
   reason: SkipReason,
   extras: readonly SetParts[],
-  carried: readonly CarriedSet[] | undefined,
+  placement: { order: VolumeOrder; carried: readonly CarriedSet[] | undefined },
 ): AddOperation[] {
   const spec = pod.spec ?? NO_SPEC;
   const annotations = withSetMarks({}, extras, 'annotations');
@@ -104,7 +113,7 @@ export function setsOnlyPatch(
       withSetMarks(reason === 'already-injected' ? {} : { [SKIPPED]: reason }, extras, 'labels'),
       annotations,
     ),
-    ...specOps(spec, extras, carried),
+    ...specOps(spec, extras, placement.order, placement.carried),
   ];
 }
 

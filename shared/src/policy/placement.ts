@@ -2,13 +2,15 @@
 // set's policy can run alone and in any order and the pod still comes out as the webhook lays
 // it out in one pass (set-patch.ts, specOps): before-app sets at the front of each list in
 // applied order, a classic proxy's init container after every other before-app one, after-app
-// sets at the back in applied order, volumes at the back. A policy counts the containers of the
+// sets at the back in applied order, volumes at the back in one order of every set's volumes
+// (admission/volume-order.ts). A policy counts the containers of the
 // sets that go before it (or after it) that the pod already has, and inserts there.
 
 import type { Container } from '../kubernetes/k8s';
 import type { SetPosition } from '../config/sidecar-set';
 import { celLiteral, celStrings, concat, insertAt, addOp, when } from './cel';
 import { variable } from './pod-facts';
+import { VolumeOrder } from '../admission/volume-order';
 
 /** What one set puts into a pod at one revision. */
 export interface PlacedParts {
@@ -105,27 +107,8 @@ export function specOps(own: Footprint, parts: PlacedParts, all: readonly Footpr
   return concat([
     ...listOps(['spec', 'initContainers'], initAt, parts.initContainers),
     ...listOps(['spec', 'containers'], mainAt, parts.containers),
-    ...volumeOps(parts.volumes, laterVolumes(own, all)),
+    ...volumeOps(parts.volumes, own, all),
   ]);
-}
-
-/**
- * The volumes of the sets after `own`, but those a set before it (or `own`) adds too: a volume
- * two sets share is the first one's, where one pass puts it (admission/carried-placement.ts).
- */
-function laterVolumes(own: Footprint, all: readonly Footprint[]): string[] {
-  const earlier = new Set(
-    namesOf(
-      all,
-      (f) => f.set === own.set || before(f, own),
-      (f) => f.volumes,
-    ),
-  );
-  return namesOf(
-    all,
-    (f) => f.set !== own.set && before(own, f),
-    (f) => f.volumes,
-  ).filter((n) => !earlier.has(n));
 }
 
 /** The list created when the pod has none, then the items inserted from `at`. */
@@ -140,18 +123,32 @@ function listOps(path: readonly string[], at: string, items: readonly unknown[])
 
 /**
  * The set's volumes the pod does not have by name (a volume two sets share is the same volume:
- * the configuration's check), each before the volumes of the sets that come after.
+ * the configuration's check), each before the volumes that come after it in the one order of
+ * every set's volumes (admission/volume-order.ts), so that whichever policy adds a shared volume
+ * puts it where the first set that declares it would.
  */
-function volumeOps(volumes: readonly { name: string }[], after: readonly string[]): string[] {
+function volumeOps(
+  volumes: readonly { name: string }[],
+  own: Footprint,
+  all: readonly Footprint[],
+): string[] {
   if (volumes.length === 0) return [];
+  const order = new VolumeOrder(
+    all.map((f) => ({ order: f.order, name: f.set, volumes: [...f.volumes] })),
+  );
+  const by = { name: own.set };
+  const declared = order.names();
   const vols = variable('volumes');
-  const ops = volumes.map((x, i) => {
+  const sorted = order.sorted(volumes, by);
+  const ops = sorted.map((x, i) => {
     const missing = `!(${celLiteral(x.name)} in ${vols})`;
-    const earlierAdded = volumes.slice(0, i).map((y) => y.name);
+    const earlierAdded = sorted.slice(0, i).map((y) => y.name);
     const shift =
       earlierAdded.length === 0
         ? '0'
         : `size(${celStrings(earlierAdded)}.filter(n, !(n in ${vols})))`;
+    const rank = order.rank(x.name, by);
+    const after = declared.filter((n) => (order.known(n) ?? -1) > rank).sort();
     const tail = after.length === 0 ? '0' : `size(${vols}.filter(n, n in ${celStrings(after)}))`;
     return when(
       missing,
