@@ -167,6 +167,39 @@ describe('sets added to a pod that carries others', () => {
     expect(lists(shipperLater.pod)).toEqual(lists(pass(app, config).pod));
   });
 
+  it('a pod’s own volume that a set it does not get declares stays the pod’s, before every set’s', () => {
+    const config = [
+      'sets:',
+      '  - {name: shipper, order: 50, podSelector: {matchLabels: {app: ship}}, containers: [{name: ship, image: "ghcr.io/a/s:1"}], volumes: [{name: tmp, emptyDir: {}}]}',
+      '  - {name: agent, order: 10, containers: [{name: agent, image: "ghcr.io/a/a:1"}], volumes: [{name: agent-state, emptyDir: {}}]}',
+      '',
+    ].join('\n');
+    const own: PodLike = {
+      ...app,
+      spec: {
+        ...app.spec,
+        containers: app.spec?.containers ?? [],
+        volumes: [
+          { name: 'data', emptyDir: {} },
+          { name: 'tmp', emptyDir: {} },
+        ],
+      },
+    };
+    const once = pass(own, config);
+    expect(lists(once.pod).volumes).toEqual(['data', 'tmp', 'outrigger-identity', 'agent-state']);
+    const off = { ...own.metadata?.annotations, 'agent.sets.outrigger.dev/inject': 'disabled' };
+    const first = pass({ ...own, metadata: { ...own.metadata, annotations: off } }, config);
+    expect(first.sets).toEqual(['proxy']);
+    const on = { ...first.pod.metadata?.annotations };
+    delete on['agent.sets.outrigger.dev/inject'];
+    const second = pass(
+      { ...first.pod, metadata: { ...first.pod.metadata, annotations: on } },
+      config,
+    );
+    expect(second.sets).toEqual(['agent']);
+    expect(lists(second.pod)).toEqual(lists(once.pod));
+  });
+
   it('in the order one pass makes: the classic proxy redirects traffic after the sets start', () => {
     const all = `nativeSidecar: "false"\nsets:\n${[...SHIPPER, ...MORE].join('\n')}\n`;
     expect(lists(pass(app, all).pod)).toEqual({

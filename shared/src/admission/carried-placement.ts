@@ -34,6 +34,7 @@ interface Placed {
   initLast?: boolean;
   inits: readonly string[];
   main: readonly string[];
+  volumes: readonly string[];
 }
 
 const placedOf = (c: PassSet): Placed => ({
@@ -43,6 +44,7 @@ const placedOf = (c: PassSet): Placed => ({
   initLast: c.initLast,
   inits: c.initContainers.map((x) => x.name),
   main: c.containers.map((x) => x.name),
+  volumes: c.volumes.map((x) => x.name),
 });
 
 /** Each name's set, the first in applied order that lists it: built once per pass. */
@@ -77,7 +79,11 @@ export function placedOps(
     spec.containers,
     owners(all, (p) => p.main),
   );
-  const volumes = new PlacedList(['spec', 'volumes'], spec.volumes, new Map());
+  const volumes = new PlacedList(
+    ['spec', 'volumes'],
+    spec.volumes,
+    owners(all, (p) => p.volumes),
+  );
   for (const set of sets) {
     const before = (o: Placed) => o.name !== set.name && compareSets(o, set) < 0;
     const after = (o: Placed) => o.name !== set.name && compareSets(o, set) > 0;
@@ -98,11 +104,9 @@ export function placedOps(
       set.volumes.filter((x) => !volumes.has(x.name)),
       set,
     )) {
+      // Before the sets' volumes ranked after it; the pod's own (no set's) stay first.
       const rank = order.rank(v.name, set);
-      volumes.insert(
-        [v],
-        volumes.size() - volumes.countNames((n) => (order.known(n) ?? -1) > rank),
-      );
+      volumes.insert([v], volumes.size() - volumes.count((o, name) => order.rank(name, o) > rank));
     }
   }
   return [...init.ops, ...main.ops, ...volumes.ops];
@@ -134,18 +138,12 @@ class PlacedList {
     return this.present.has(name);
   }
   /** How many of the list's items belong to a set that `which` chooses: one look at the list. */
-  count(which: (p: Placed) => boolean): number {
+  count(which: (p: Placed, name: string) => boolean): number {
     let n = 0;
     for (const name of this.names) {
       const o = this.owner.get(name);
-      if (o && which(o)) n++;
+      if (o && which(o, name)) n++;
     }
-    return n;
-  }
-  /** How many of the list's items have a name that `which` chooses. */
-  countNames(which: (name: string) => boolean): number {
-    let n = 0;
-    for (const name of this.names) if (which(name)) n++;
     return n;
   }
   insert(items: readonly { name: string }[], at: number): void {

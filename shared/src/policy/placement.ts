@@ -133,8 +133,15 @@ function volumeOps(
   all: readonly Footprint[],
 ): string[] {
   if (volumes.length === 0) return [];
+  // The set's own in this revision's order (the webhook's, for a pod pinned to it), then its
+  // other revisions'; the other sets' over every revision compiled, the current one's first.
+  const mine = volumes.map((v) => v.name);
   const order = new VolumeOrder(
-    all.map((f) => ({ order: f.order, name: f.set, volumes: [...f.volumes] })),
+    all.map((f) => ({
+      order: f.order,
+      name: f.set,
+      volumes: f.set === own.set ? [...new Set([...mine, ...f.volumes])] : [...f.volumes],
+    })),
   );
   const by = { name: own.set };
   const declared = order.names();
