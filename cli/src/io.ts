@@ -14,6 +14,14 @@ export class UsageError extends Error {
   }
 }
 
+/** A file or stdin the command cannot read as input (bytes that are not text). */
+export class InputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InputError';
+  }
+}
+
 /** The cluster holds something the command cannot work with (an invalid configuration). */
 export class ClusterError extends Error {
   constructor(message: string) {

@@ -7,7 +7,8 @@ import { configCommand, CONFIG_USAGE } from './config-command';
 import { CHECK_USAGE, checkCommand } from './check-command';
 import { FLEET_USAGE, restartCommand, resumeCommand, statusCommand } from './fleet-command';
 import { injectCommand, INJECT_USAGE } from './inject-command';
-import { ClusterError, UsageError, type Io } from './io';
+import { ClusterError, InputError, UsageError, type Io } from './io';
+import { textOf } from './text-encoding';
 
 const USAGE = `outrigger: the Outrigger sidecar injector's command line
 
@@ -65,14 +66,16 @@ const NETWORK_CODES = [
 /** The TLS handshake's refusals: a CA we do not trust, a name the certificate is not for... */
 const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_)/;
 
+/** What the command was given or found that it cannot work with: exit 1, the message alone. */
+const INPUT_ERRORS = [ConfigError, ClusterError, InputError];
+
 /** The message and exit code for an error the user can act on; undefined for a bug. */
 function describeError(err: unknown): { message: string; exit: number } | undefined {
   // A bad --config-map (kube's parseRef) is bad usage like any other.
   if (err instanceof UsageError || err instanceof FlagError)
     return { message: err.message, exit: 2 };
-  if (err instanceof ConfigError || err instanceof ClusterError)
-    return { message: err.message, exit: 1 };
   const message = (err as Error).message;
+  if (INPUT_ERRORS.some((kind) => err instanceof kind)) return { message, exit: 1 };
   // The API server's refusal.
   if (httpStatus(err) !== undefined) return { message: apiErrorMessage(err), exit: 1 };
   const code = (err as NodeJS.ErrnoException).code as unknown;
@@ -96,11 +99,11 @@ function reportError(err: unknown, io: Io): number {
 }
 
 export const processIo: Io = {
-  readFile: (path) => readFile(path, 'utf8'),
+  readFile: async (path) => textOf(await readFile(path), path),
   readStdin: async () => {
     const chunks: Buffer[] = [];
     for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks).toString('utf8');
+    return textOf(Buffer.concat(chunks), '<stdin>');
   },
   stdout: (text) => void process.stdout.write(text),
   stderr: (text) => void process.stderr.write(text),
