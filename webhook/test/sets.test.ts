@@ -40,6 +40,7 @@ const state: AdmissionState = {
   snapshot: makeSnapshot(config),
   namespaces: new Map([
     ['shop', { name: 'shop', annotations: { 'outrigger.dev/inject': 'enabled' } }],
+    ['plain', { name: 'plain' }],
   ]),
   nativeSidecarSupported: true,
   systemNamespace: 'outrigger-system',
@@ -47,6 +48,10 @@ const state: AdmissionState = {
 
 const decoded = (patch: string | undefined): Operation[] =>
   patch === undefined ? [] : (JSON.parse(Buffer.from(patch, 'base64').toString()) as Operation[]);
+
+/** The pod as the webhook's answer leaves it. */
+const patched = (pod: PodLike, answer: { response: { patch?: string } }): PodLike =>
+  applyPatch(structuredClone(pod), decoded(answer.response.patch), true, false).newDocument;
 
 describe('the webhook with several sidecar sets', () => {
   const pod: PodLike = {
@@ -57,12 +62,7 @@ describe('the webhook with several sidecar sets', () => {
   it('admits a pod with every set in one patch, and admits the result unchanged', () => {
     const first = admitPod(parseReview(admissionReview(pod)), state);
     expect(first.result).toEqual({ outcome: 'injected', reason: 'injected' });
-    const after = applyPatch(
-      structuredClone(pod),
-      decoded(first.response.patch),
-      true,
-      false,
-    ).newDocument;
+    const after = patched(pod, first);
     expect(after.spec?.initContainers?.map((c) => c.name)).toEqual([
       'outrigger-init',
       'outrigger-proxy',
@@ -77,6 +77,22 @@ describe('the webhook with several sidecar sets', () => {
     expect(second.result).toEqual({ outcome: 'skipped', reason: 'already-injected' });
     expect(second.response.patch).toBeUndefined();
     expect(second.response.warnings).toBeUndefined();
+  });
+
+  it.each([
+    ['a host-network pod that got the other sets', { hostNetwork: true }, 'shop'],
+    ['a pod of a namespace that is not opted in', {}, 'plain'],
+  ])('admits %s a second time with no patch: its skip mark stays as it was', (_what, spec, ns) => {
+    const marked = { ...pod, spec: { ...pod.spec, ...spec } } as PodLike;
+    const first = admitPod(parseReview(admissionReview(marked, { namespace: ns })), state);
+    const after = patched(marked, first);
+    const mark = after.metadata?.labels?.['outrigger.dev/skipped'];
+    expect(mark).toBe(ns === 'shop' ? 'host-network' : 'namespace-not-enabled');
+
+    const second = admitPod(parseReview(admissionReview(after, { namespace: ns })), state);
+    expect(second.response.patch).toBeUndefined();
+    const again = patched(after, second);
+    expect(again).toEqual(after);
   });
 
   it('counts each set a pod was given, by name', async () => {

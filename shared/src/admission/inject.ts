@@ -365,7 +365,11 @@ export function plainProxyParts(
   return { ...buildParts({ snapshot, overrides: {}, native, resources }), volumes: PROXY_VOLUMES };
 }
 
-/** The patch that marks a pod the webhook saw but did not inject. */
+/**
+ * The patch that marks a pod the webhook saw but did not inject; none for a pod that carries the
+ * mark already (a second pass of the webhook, as reinvocation makes), so that pass sends no patch.
+ */
 export function skipPatch(pod: PodLike, reason: SkipReason): AddOperation[] {
+  if (pod.metadata?.labels?.[SKIPPED] === reason) return [];
   return metadataOps(pod, { [SKIPPED]: reason }, {});
 }
