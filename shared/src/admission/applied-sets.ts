@@ -8,6 +8,7 @@ import { setRevision } from '../config/revision';
 import { compareSets, type SidecarSetConfig } from '../config/sidecar-set';
 import { isRecord, type Labels } from '../kubernetes/k8s';
 import { compileSelector } from '../kubernetes/selector';
+import { hostNetworkMismatch, setPorts, type SetPort } from './pod-ports';
 import {
   setInjectKey,
   setRevisionLabel,
@@ -35,6 +36,10 @@ export interface AppliedSet {
   readonly podVolumes: readonly string[];
   /** The container ports its containers declare, as `<number>/<protocol>` (portKey). */
   readonly ports: readonly string[];
+  /** The same ports with their host ports, as the pod's own are compared with them. */
+  readonly portSpecs: readonly SetPort[];
+  /** A port whose hostPort is not its containerPort, which a host-network pod may not have. */
+  readonly hostNetworkMismatch: string | undefined;
   /** Its selectors, compiled once: most sets do not match most pods. */
   readonly selectsPod: (labels: Labels | undefined) => boolean;
   readonly selectsNamespace: (labels: Labels | undefined) => boolean;
@@ -68,9 +73,7 @@ export function appliedSets(config: Config): readonly AppliedSet[] {
         podVolumes: mountedFromPod(set),
         sharedVolumes: sharedVolumes(set, config.sets),
         volumeJson: new Map(set.volumes.map((v) => [v.name, canonicalJson(v)])),
-        ports: [...set.initContainers, ...set.containers].flatMap((c) =>
-          (c.ports ?? []).map((p) => portKey(p.containerPort, p.protocol)),
-        ),
+        ...portsOf(set),
         selectsPod: compileSelector(set.podSelector),
         selectsNamespace: compileSelector(set.namespaceSelector),
         keys: setWaveKeys(set.name),
@@ -94,9 +97,16 @@ function sharedVolumes(
   return shared;
 }
 
-/** A container port as two containers of one pod may not both take it: number and protocol. */
-export const portKey = (port: number, protocol: unknown): string =>
-  `${port}/${typeof protocol === 'string' ? protocol : 'TCP'}`;
+function portsOf(
+  set: SidecarSetConfig,
+): Pick<AppliedSet, 'ports' | 'portSpecs' | 'hostNetworkMismatch'> {
+  const portSpecs = setPorts(set);
+  return {
+    ports: portSpecs.map((p) => p.key),
+    portSpecs,
+    hostNetworkMismatch: hostNetworkMismatch(portSpecs),
+  };
+}
 
 /** The volumes a set's containers mount or use as devices but the set does not add, once each. */
 function mountedFromPod(set: SidecarSetConfig): string[] {

@@ -7,7 +7,8 @@ import type { Config } from '../config/config';
 import { DEFAULT_SET, setOwnerKind } from '../config/sidecar-set';
 import { isRecord, type Labels, type NamespaceMeta, type PodLike } from '../kubernetes/k8s';
 import { DISABLED, setInjectKey } from '../names';
-import { appliedSets, portKey, type AppliedSet } from './applied-sets';
+import { appliedSets, type AppliedSet } from './applied-sets';
+import { PodPorts, portKey } from './pod-ports';
 import { containerNames, type Decision, type SkipReason } from './decide';
 import { runsToCompletion, type Owner } from './owner';
 import { nativeFor, setParts, type SetParts } from './set-parts';
@@ -23,7 +24,8 @@ export interface SetSkip {
     | 'name-collision'
     | 'job-without-native-sidecar'
     | 'namespace-unknown'
-    | 'volume-missing';
+    | 'volume-missing'
+    | 'host-port';
   detail: string;
 }
 
@@ -93,6 +95,8 @@ export function setSelectsTemplate(
   const taken = takenNames(a, names, template.metadata?.labels);
   if (taken)
     return `the template already has ${taken.join(', ')}: the webhook leaves set ${name} out`;
+  const refusal = hostNetworkRefusal(a, template);
+  if (refusal) return `set ${name}'s ${refusal}: the webhook leaves it out`;
   const missing = a.podVolumes.filter((v) => !names.volumes.has(v));
   if (missing.length > 0)
     return `the template has no volume ${missing.join(', ')}, which set ${name} mounts: the webhook leaves it out`;
@@ -129,8 +133,16 @@ function takenNames(
     )
       (taken ??= []).push(n);
   }
-  return taken;
+  const ports = names.ports.taken(a.portSpecs);
+  return ports ? [...(taken ?? []), ...ports] : taken;
 }
+
+/** Whether an item takenNames found is a port (a name has no space). */
+const isPort = (taken: string): boolean => taken.includes(' ');
+
+/** Why a host-network pod cannot take the set's ports as they are written, or undefined. */
+const hostNetworkRefusal = (a: AppliedSet, pod: PodLike): string | undefined =>
+  pod.spec?.hostNetwork === true ? a.hostNetworkMismatch : undefined;
 
 /**
  * The sets a pod gets, in applied order, and the ones it is selected by but does not get. A
@@ -219,7 +231,10 @@ class Placed {
 class PodNames {
   private c: Set<string> | undefined;
   private v: Set<string> | undefined;
-  constructor(private readonly pod: PodLike) {}
+  readonly ports: PodPorts;
+  constructor(private readonly pod: PodLike) {
+    this.ports = new PodPorts(pod);
+  }
   get containers(): Set<string> {
     return (this.c ??= containerNames(this.pod));
   }
@@ -250,6 +265,22 @@ function holds(have: unknown, want: unknown): boolean {
   return have === want;
 }
 
+/** The set's names or ports the pod has already: a collision, or `carried` (a second pass). */
+function collision(a: AppliedSet, pod: PodLike, names: PodNames): SetSkip | 'carried' | undefined {
+  const taken = takenNames(a, names, pod.metadata?.labels);
+  if (!taken) return undefined;
+  const carried =
+    pod.metadata?.labels?.[a.revisionLabel] !== undefined &&
+    a.containerNames.every((n) => names.containers.has(n));
+  if (carried) return 'carried';
+  const fix = taken.every(isPort) ? "change the set's port" : 'rename it';
+  return {
+    set: a.set.name,
+    reason: 'name-collision',
+    detail: `set ${a.set.name} not added: the pod already has ${taken.join(', ')}; ${fix} or opt the pod out with ${a.injectKey}=${DISABLED}`,
+  };
+}
+
 /** Why a set that selects the pod is not added, `carried` when the pod has it already. */
 function skipOf(
   a: AppliedSet,
@@ -260,19 +291,15 @@ function skipOf(
   const { name } = a.set;
   const off = setOptOut(a.injectKey, input.pod, input.namespace);
   if (off) return { set: name, reason: 'opted-out', detail: off };
-  const taken = takenNames(a, names, input.pod.metadata?.labels);
-  if (taken) {
-    const carried =
-      input.pod.metadata?.labels?.[a.revisionLabel] !== undefined &&
-      a.containerNames.every((n) => names.containers.has(n));
-    return carried
-      ? 'carried'
-      : {
-          set: name,
-          reason: 'name-collision',
-          detail: `set ${name} not added: the pod already has ${taken.join(', ')}; rename it or opt the pod out with ${a.injectKey}=${DISABLED}`,
-        };
-  }
+  const taken = collision(a, input.pod, names);
+  if (taken) return taken;
+  const refusal = hostNetworkRefusal(a, input.pod);
+  if (refusal)
+    return {
+      set: name,
+      reason: 'host-port',
+      detail: `set ${name} not added: its ${refusal}; drop the hostPort from the set, or keep the set off the pod with ${a.injectKey}=${DISABLED}`,
+    };
   const missing = a.podVolumes.filter((v) => !names.volumes.has(v));
   if (missing.length > 0)
     return {

@@ -6,6 +6,7 @@
 import { plainProxyParts, useNativeSidecar, type ConfigSnapshot } from '../admission/inject';
 import { nativeFor, setParts } from '../admission/set-parts';
 import type { AppliedSet } from '../admission/applied-sets';
+import type { SetPort } from '../admission/pod-ports';
 import { DEFAULT_CONTAINER } from '../admission/set-patch';
 import { DEFAULT_SET } from '../config/sidecar-set';
 import {
@@ -190,6 +191,8 @@ export function compileSet(a: AppliedSet, current: boolean, context: CompileCont
   const taken = [
     a.containerNames.length > 0 ? `${names}.exists(n, n in ${celStrings(a.containerNames)})` : '',
     ...a.volumeNames.map((n) => volumeTaken(a, n)),
+    ...a.portSpecs.map(portTaken),
+    a.hostNetworkMismatch ? HOST_NETWORK : '',
   ].filter((x) => x !== '');
   const skipWhen = [
     variable('podOptedOut'),
@@ -230,4 +233,30 @@ export function compileSet(a: AppliedSet, current: boolean, context: CompileCont
     variables: [{ name: 'skip', expression: skipWhen.join(' || ') }],
     patch: `${variable('skip')} ? [] : ${patch}`,
   };
+}
+
+const HOST_NETWORK = 'object.spec.?hostNetwork.orValue(false)';
+
+/** Whether a container of the pod, an init container among them, declares a port `cond` holds for (`q`). */
+const declares = (cond: string): string =>
+  `(${variable('initContainers')} + ${variable('containers')}).exists(c, c.?ports.orValue([]).exists(q, ${cond}))`;
+
+/**
+ * Whether the pod takes the set's port already (pod-ports.ts, PodPorts.taken): the same number
+ * and protocol; or its host port, as the pod's own are host ports (a hostPort, or in a
+ * host-network pod the containerPort); the set's is its hostPort, or in a host-network pod its
+ * containerPort.
+ */
+function portTaken(p: SetPort): string {
+  const protocol = `q.?protocol.orValue("TCP") == ${celString(typeof p.protocol === 'string' ? p.protocol : 'TCP')}`;
+  const podHost = `(q.?hostPort.orValue(0) != 0 ? q.hostPort : (${HOST_NETWORK} ? q.containerPort : 0))`;
+  const host = (port: number, hostIP: string) =>
+    declares(
+      `${podHost} == ${port} && ${protocol} && q.?hostIP.orValue("") == ${celString(hostIP)}`,
+    );
+  const same = declares(`q.containerPort == ${p.containerPort} && ${protocol}`);
+  const hostTaken = p.host
+    ? host(p.host.port, p.host.hostIP)
+    : `(${HOST_NETWORK} && ${host(p.containerPort, '')})`;
+  return `${same} || ${hostTaken}`;
 }
