@@ -10,12 +10,45 @@ const FIX = 'save the file as UTF-8';
 /** The text of `bytes`, read from `source` (a path, or `<stdin>`); an InputError if it is not text. */
 export function textOf(bytes: Uint8Array, source: string): string {
   const encoding = markedEncoding(bytes);
-  if (encoding !== 'utf-8') return decodeUtf16(bytes, encoding, source);
+  if (encoding === 'utf-32')
+    throw new InputError(
+      `${source}: UTF-32 text (its byte-order mark says so), which is not read here; ${FIX}`,
+    );
+  if (encoding !== 'utf-8') {
+    const text = decodeUtf16(bytes, encoding, source);
+    const nul = text.indexOf('\0');
+    if (nul >= 0)
+      throw new InputError(
+        `${source}: not text: it holds a NUL character (at line ${lineAt(text, nul)}); ${FIX}`,
+      );
+    return text;
+  }
   const nul = bytes.indexOf(0);
   if (nul >= 0)
     throw new InputError(
       `${source}: not text: it holds NUL bytes (the first at offset ${nul}), as UTF-16 without a byte-order mark does; ${FIX}`,
     );
+  return decodeUtf8(bytes, source);
+}
+
+type Encoding = 'utf-8' | 'utf-16le' | 'utf-16be' | 'utf-32';
+
+/** Byte-order marks, longest first: UTF-32LE's begins with UTF-16LE's. */
+const MARKS: { bytes: number[]; encoding: Encoding }[] = [
+  { bytes: [0xff, 0xfe, 0, 0], encoding: 'utf-32' },
+  { bytes: [0, 0, 0xfe, 0xff], encoding: 'utf-32' },
+  { bytes: [0xff, 0xfe], encoding: 'utf-16le' },
+  { bytes: [0xfe, 0xff], encoding: 'utf-16be' },
+];
+
+function markedEncoding(b: Uint8Array): Encoding {
+  const mark = MARKS.find((m) => m.bytes.every((x, i) => b[i] === x));
+  return mark?.encoding ?? 'utf-8';
+}
+
+const lineAt = (text: string, at: number): number => text.slice(0, at).split('\n').length;
+
+function decodeUtf8(bytes: Uint8Array, source: string): string {
   try {
     // The decoder drops a leading byte-order mark itself.
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
@@ -28,14 +61,6 @@ export function textOf(bytes: Uint8Array, source: string): string {
   }
 }
 
-type Encoding = 'utf-8' | 'utf-16le' | 'utf-16be';
-
-function markedEncoding(bytes: Uint8Array): Encoding {
-  if (bytes[0] === 0xff && bytes[1] === 0xfe) return 'utf-16le';
-  if (bytes[0] === 0xfe && bytes[1] === 0xff) return 'utf-16be';
-  return 'utf-8';
-}
-
 function decodeUtf16(bytes: Uint8Array, encoding: Encoding, source: string): string {
   try {
     return new TextDecoder(encoding, { fatal: true }).decode(bytes);
@@ -46,30 +71,40 @@ function decodeUtf16(bytes: Uint8Array, encoding: Encoding, source: string): str
   }
 }
 
-/**
- * Where the first malformed UTF-8 sequence starts. The longest prefix a streaming decoder takes
- * without complaint ends at the byte that breaks the sequence (or at the end, for a sequence cut
- * short); the sequence starts at its lead byte, at most three bytes back.
- */
+/** Where the first malformed UTF-8 sequence starts: one pass, sequence by sequence. */
 function firstInvalidUtf8(bytes: Uint8Array): number {
-  let good = 0;
-  let bad = bytes.length + 1;
-  while (bad - good > 1) {
-    const mid = (good + bad) >>> 1;
-    if (decodesSoFar(bytes.subarray(0, mid))) good = mid;
-    else bad = mid;
+  let i = 0;
+  while (i < bytes.length) {
+    const n = sequenceAt(bytes, i);
+    if (n === 0) return i;
+    i += n;
   }
-  let start = Math.min(good, bytes.length);
-  while (start > 0 && good - start < 3 && ((bytes[start - 1] ?? 0) & 0xc0) === 0x80) start--;
-  if (start > 0 && (bytes[start - 1] ?? 0) >= 0xc0) start--;
-  return start;
+  return bytes.length;
 }
 
-function decodesSoFar(prefix: Uint8Array): boolean {
-  try {
-    new TextDecoder('utf-8', { fatal: true }).decode(prefix, { stream: true });
-    return true;
-  } catch {
-    return false;
-  }
+/**
+ * The length of the well-formed UTF-8 sequence at `i`, or 0: the lead byte gives the length and
+ * the range of the second byte (no overlong forms, no surrogates, nothing past U+10FFFF).
+ */
+function sequenceAt(b: Uint8Array, i: number): number {
+  const lead = b[i] ?? 0;
+  if (lead < 0x80) return 1;
+  const form = FORMS.find((f) => lead >= f.from && lead <= f.to);
+  if (!form) return 0;
+  const second = b[i + 1] ?? 0;
+  if (second < form.min || second > form.max) return 0;
+  for (let k = 2; k < form.length; k++) if (((b[i + k] ?? 0) & 0xc0) !== 0x80) return 0;
+  return form.length;
 }
+
+/** The lead bytes of UTF-8's multi-byte forms (RFC 3629's table). */
+const FORMS = [
+  { from: 0xc2, to: 0xdf, length: 2, min: 0x80, max: 0xbf },
+  { from: 0xe0, to: 0xe0, length: 3, min: 0xa0, max: 0xbf },
+  { from: 0xe1, to: 0xec, length: 3, min: 0x80, max: 0xbf },
+  { from: 0xed, to: 0xed, length: 3, min: 0x80, max: 0x9f },
+  { from: 0xee, to: 0xef, length: 3, min: 0x80, max: 0xbf },
+  { from: 0xf0, to: 0xf0, length: 4, min: 0x90, max: 0xbf },
+  { from: 0xf1, to: 0xf3, length: 4, min: 0x80, max: 0xbf },
+  { from: 0xf4, to: 0xf4, length: 4, min: 0x80, max: 0x8f },
+];

@@ -38,6 +38,40 @@ describe('textOf: a manifest or configuration file as text', () => {
     );
   });
 
+  it('names the malformed sequence itself, after a character of several bytes', () => {
+    const cases: [number[], number][] = [
+      [[0xc3, 0xa9, 0x80], 5],
+      [[0xf0, 0x9f, 0x98, 0x80, 0xff], 7],
+      [[0xe2, 0x82], 3],
+      [[0xed, 0xa0, 0x80], 3],
+      [[0xc0, 0xaf], 3],
+    ];
+    for (const [tail, at] of cases)
+      expect(() =>
+        textOf(Buffer.concat([Buffer.from('a: '), Buffer.from(tail)]), 'x.yaml'),
+      ).toThrow(
+        `x.yaml: not UTF-8 text (an invalid byte at line 1, offset ${at}); save the file as UTF-8`,
+      );
+  });
+
+  it('refuses UTF-32, whose mark begins as UTF-16LE does, and a NUL character in UTF-16', () => {
+    const utf32le = Buffer.alloc(4 * (POD.length + 1));
+    [0xfeff, ...[...POD].map((c) => c.codePointAt(0) ?? 0)].forEach((c, i) =>
+      utf32le.writeUInt32LE(c, 4 * i),
+    );
+    expect(() => textOf(utf32le, 'pod32.yaml')).toThrow(
+      /pod32\.yaml: UTF-32 text .*save the file as UTF-8/,
+    );
+    expect(() => textOf(utf32le.swap32(), 'pod32be.yaml')).toThrow(/pod32be\.yaml: UTF-32 text/);
+    const nul = Buffer.concat([
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('kind: Pod\nname: a\0b\n', 'utf16le'),
+    ]);
+    expect(() => textOf(nul, 'nul.yaml')).toThrow(
+      'nul.yaml: not text: it holds a NUL character (at line 2); save the file as UTF-8',
+    );
+  });
+
   it('refuses UTF-16 without a byte-order mark instead of reading it as one long string', () => {
     expect(() => textOf(Buffer.from(POD, 'utf16le'), 'pod16.yaml')).toThrow(
       /pod16\.yaml: .*NUL bytes.*UTF-16 without a byte-order mark.*save the file as UTF-8/,
