@@ -9,6 +9,7 @@ import {
   appliedSets,
   injectPod,
   makeSnapshot,
+  matchSets,
   mustParseConfig,
   setSelectsTemplate,
   type NamespaceMeta,
@@ -76,24 +77,90 @@ describe("a set's ports against the pod's own", () => {
     ]);
   });
 
-  it("a port of the app's init container counts, and the same number under another protocol does not", () => {
-    const result = inject(
-      pod({
-        initContainers: [{ name: 'warm', image: 'w', ports: [{ containerPort: 53 }] }],
-        containers: app([{ containerPort: 2020, protocol: 'UDP' }]),
-      }),
-    );
-    // The agent takes 53/UDP, the init container 53/TCP; the shipper 2020/TCP, the app 2020/UDP.
+  it('the same number under another protocol is another port', () => {
+    const result = inject(pod({ containers: app([{ containerPort: 2020, protocol: 'UDP' }]) }));
     expect(result.sets).toEqual(['proxy', 'log-shipper', 'node-agent']);
-    expect(
-      inject(
-        pod({
-          initContainers: [
-            { name: 'dns', image: 'd', ports: [{ containerPort: 53, protocol: 'UDP' }] },
-          ],
-        }),
-      ).sets,
-    ).toEqual(['proxy', 'log-shipper']);
+  });
+
+  it("the app's init containers count against the sidecars that run beside them, its native sidecars against every set", () => {
+    const init = (port: Record<string, unknown>, restartPolicy?: string) =>
+      pod({ initContainers: [{ name: 'warm', image: 'w', ports: [port], restartPolicy }] });
+    // The shipper is a native sidecar before the app: it starts before the app's init
+    // containers and runs beside them. The agent is classic: it starts after they have ended.
+    expect(inject(init({ containerPort: 2020 })).sets).toEqual(['proxy', 'node-agent']);
+    expect(inject(init({ containerPort: 53, protocol: 'UDP' })).sets).toEqual([
+      'proxy',
+      'log-shipper',
+      'node-agent',
+    ]);
+    // A native sidecar of the app's own runs as long as the pod.
+    expect(inject(init({ containerPort: 53, protocol: 'UDP' }, 'Always')).sets).toEqual([
+      'proxy',
+      'log-shipper',
+    ]);
+  });
+
+  it("a set's init containers run to completion before the app's containers, and are not compared", () => {
+    const warm = makeSnapshot(
+      mustParseConfig(
+        [
+          'sets:',
+          '  - name: warmup',
+          '    initContainers: [{name: warmup, image: "ghcr.io/acme/warm:1", ports: [{containerPort: 2020}]}]',
+        ].join('\n'),
+      ),
+    );
+    const result = injectPod({
+      pod: pod({ containers: app([{ containerPort: 2020 }]) }),
+      snapshot: warm,
+      namespaceName: 'ops',
+      namespace,
+      nativeSidecarSupported: true,
+    });
+    expect(result.injected && result.sets).toEqual(['proxy', 'warmup']);
+  });
+
+  it('a pod that carries another revision of the set is left as it is, without advice', () => {
+    const carried = pod({
+      initContainers: [{ name: 'shipper-v0', image: 's:0', ports: [{ containerPort: 2020 }] }],
+    });
+    carried.metadata = {
+      ...carried.metadata,
+      labels: { app: 'collector', 'log-shipper.sets.outrigger.dev/revision': '0123456789' },
+    };
+    const result = inject(carried);
+    expect(result.sets).toEqual(['proxy', 'node-agent']);
+    expect(result.warnings).toEqual([]);
+  });
+
+  it("a set is left out where a set of this pass takes its host port, a pinned revision's among them", () => {
+    // A pinned revision of alpha takes host port 9000, which the configuration's check compared
+    // with the current alpha (9002) only.
+    const sets = (alpha: number, beta: number) =>
+      appliedSets(
+        mustParseConfig(
+          [
+            'sets:',
+            '  - name: alpha',
+            `    containers: [{name: alpha, image: "a", ports: [{containerPort: 80, hostPort: ${alpha}}]}]`,
+            '  - name: beta',
+            `    containers: [{name: beta, image: "b", ports: [{containerPort: 81, hostPort: ${beta}}]}]`,
+          ].join('\n'),
+        ),
+      );
+    const [pinnedAlpha] = sets(9000, 9001);
+    const [, beta] = sets(9002, 9000);
+    if (!pinnedAlpha || !beta) throw new Error('two sets');
+    const { parts, skipped } = matchSets([pinnedAlpha, beta], {
+      pod: pod({}),
+      namespace: 'assume-enabled',
+      owner: { kind: 'DaemonSet', name: 'collector' },
+      nativeSidecarSupported: true,
+    });
+    expect(parts.map((p) => p.name)).toEqual(['alpha']);
+    expect(skipped.map((k) => k.detail)).toEqual([
+      'set beta not added: it would take the host port 9000 of set alpha in this pod; give it names and ports of its own',
+    ]);
   });
 
   it("a set's host port that the app takes as its own host port is left out, on any pod", () => {
@@ -106,11 +173,11 @@ describe("a set's ports against the pod's own", () => {
     expect(inject(pod({ containers: app([{ containerPort: 9100 }]) })).warnings).toEqual([
       "set node-agent not added: the pod already has port 9100; change the set's port or opt the pod out with node-agent.sets.outrigger.dev/inject=disabled",
     ]);
-    // Another host IP is another host port.
+    // At any host IP: an address of the node's is also among 0.0.0.0's.
     expect(
       inject(pod({ containers: app([{ containerPort: 80, hostPort: 9000, hostIP: '10.0.0.1' }]) }))
         .sets,
-    ).toEqual(['proxy', 'log-shipper', 'node-agent']);
+    ).toEqual(['proxy', 'log-shipper']);
   });
 
   it("in a host-network pod, the app's container ports are host ports: a set that takes one is left out", () => {

@@ -92,7 +92,13 @@ export function setSelectsTemplate(
   if (!a.selectsNamespace(namespace.labels))
     return `set ${name}'s namespaceSelector does not match namespace ${namespace.name}`;
   const names = new PodNames(template);
-  const taken = takenNames(a, names, template.metadata?.labels);
+  // As the webhook reads the pods of a cluster that runs native sidecars.
+  const taken = takenNames(
+    a,
+    names,
+    template.metadata?.labels,
+    runsBeside(a, nativeFor(a.set, true)),
+  );
   if (taken)
     return `the template already has ${taken.join(', ')}: the webhook leaves set ${name} out`;
   const refusal = hostNetworkRefusal(a, template);
@@ -118,6 +124,7 @@ function takenNames(
   a: AppliedSet,
   names: PodNames,
   labels: Labels | undefined,
+  beside: boolean,
 ): string[] | undefined {
   let taken: string[] | undefined;
   for (const n of a.containerNames) if (names.containers.has(n)) (taken ??= []).push(n);
@@ -133,7 +140,7 @@ function takenNames(
     )
       (taken ??= []).push(n);
   }
-  const ports = names.ports.taken(a.portSpecs);
+  const ports = names.ports.taken(a.portSpecs, beside);
   return ports ? [...(taken ?? []), ...ports] : taken;
 }
 
@@ -208,8 +215,12 @@ class Placed {
   private taken(a: AppliedSet): string | undefined {
     const name = a.containerNames.find((n) => this.names.has(n));
     if (name !== undefined) return `container ${name} of ${this.names.get(name)}`;
-    const port = a.ports.find((p) => this.ports.has(p));
-    if (port !== undefined) return `port ${port.replace(/\/TCP$/, '')} of ${this.ports.get(port)}`;
+    for (const p of a.portSpecs) {
+      const by = this.ports.get(p.key);
+      if (by !== undefined) return `${p.shown} of ${by}`;
+      const host = p.host && this.ports.get(p.host.key);
+      if (host) return `${p.host?.shown ?? ''} of ${host}`;
+    }
     const volume = a.volumeNames.find((n) => {
       const had = this.volumes.get(n);
       return had !== undefined && had.json !== a.volumeJson.get(n);
@@ -221,7 +232,10 @@ class Placed {
   add(a: AppliedSet): void {
     const by = `set ${a.set.name}`;
     for (const n of a.containerNames) this.names.set(n, by);
-    for (const p of a.ports) this.ports.set(p, by);
+    for (const p of a.portSpecs) {
+      this.ports.set(p.key, by);
+      if (p.host) this.ports.set(p.host.key, by);
+    }
     for (const n of a.volumeNames)
       if (!this.volumes.has(n)) this.volumes.set(n, { by, json: a.volumeJson.get(n) });
   }
@@ -265,14 +279,23 @@ function holds(have: unknown, want: unknown): boolean {
   return have === want;
 }
 
-/** The set's names or ports the pod has already: a collision, or `carried` (a second pass). */
-function collision(a: AppliedSet, pod: PodLike, names: PodNames): SetSkip | 'carried' | undefined {
-  const taken = takenNames(a, names, pod.metadata?.labels);
+/** Whether the set's sidecars start before the app's init containers and run beside them. */
+const runsBeside = (a: AppliedSet, native: boolean): boolean =>
+  native && a.set.position === 'before-app';
+
+/**
+ * The set's names or ports the pod has already: a collision, or `carried` where the pod carries
+ * the set (its label): a second pass, or a pod injected by hand with another revision of it.
+ */
+function collision(
+  a: AppliedSet,
+  pod: PodLike,
+  names: PodNames,
+  native: boolean,
+): SetSkip | 'carried' | undefined {
+  const taken = takenNames(a, names, pod.metadata?.labels, runsBeside(a, native));
   if (!taken) return undefined;
-  const carried =
-    pod.metadata?.labels?.[a.revisionLabel] !== undefined &&
-    a.containerNames.every((n) => names.containers.has(n));
-  if (carried) return 'carried';
+  if (pod.metadata?.labels?.[a.revisionLabel] !== undefined) return 'carried';
   const fix = taken.every(isPort) ? "change the set's port" : 'rename it';
   return {
     set: a.set.name,
@@ -291,7 +314,7 @@ function skipOf(
   const { name } = a.set;
   const off = setOptOut(a.injectKey, input.pod, input.namespace);
   if (off) return { set: name, reason: 'opted-out', detail: off };
-  const taken = collision(a, input.pod, names);
+  const taken = collision(a, input.pod, names, native);
   if (taken) return taken;
   const refusal = hostNetworkRefusal(a, input.pod);
   if (refusal)

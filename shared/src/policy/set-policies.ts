@@ -6,7 +6,7 @@
 import { plainProxyParts, useNativeSidecar, type ConfigSnapshot } from '../admission/inject';
 import { nativeFor, setParts } from '../admission/set-parts';
 import type { AppliedSet } from '../admission/applied-sets';
-import type { SetPort } from '../admission/pod-ports';
+import { hostPortKey } from '../admission/pod-ports';
 import { DEFAULT_CONTAINER } from '../admission/set-patch';
 import { DEFAULT_SET } from '../config/sidecar-set';
 import {
@@ -191,7 +191,7 @@ export function compileSet(a: AppliedSet, current: boolean, context: CompileCont
   const taken = [
     a.containerNames.length > 0 ? `${names}.exists(n, n in ${celStrings(a.containerNames)})` : '',
     ...a.volumeNames.map((n) => volumeTaken(a, n)),
-    ...a.portSpecs.map(portTaken),
+    portsTaken(a, native && a.set.position === 'before-app'),
     a.hostNetworkMismatch ? HOST_NETWORK : '',
   ].filter((x) => x !== '');
   const skipWhen = [
@@ -237,26 +237,30 @@ export function compileSet(a: AppliedSet, current: boolean, context: CompileCont
 
 const HOST_NETWORK = 'object.spec.?hostNetwork.orValue(false)';
 
-/** Whether a container of the pod, an init container among them, declares a port `cond` holds for (`q`). */
-const declares = (cond: string): string =>
-  `(${variable('initContainers')} + ${variable('containers')}).exists(c, c.?ports.orValue([]).exists(q, ${cond}))`;
-
 /**
- * Whether the pod takes the set's port already (pod-ports.ts, PodPorts.taken): the same number
- * and protocol; or its host port, as the pod's own are host ports (a hostPort, or in a
- * host-network pod the containerPort); the set's is its hostPort, or in a host-network pod its
- * containerPort.
+ * Whether the pod takes one of the set's sidecars' ports already (pod-ports.ts, PodPorts.taken),
+ * in one pass over the pod's ports whatever the number of the set's: the same number and
+ * protocol; or a host port, at any host IP, the pod's being its hostPort or, in a host-network
+ * pod, its containerPort, and the set's its hostPort or, in a host-network pod, its
+ * containerPort. The app's init containers count only against sidecars that run beside them.
  */
-function portTaken(p: SetPort): string {
-  const protocol = `q.?protocol.orValue("TCP") == ${celString(typeof p.protocol === 'string' ? p.protocol : 'TCP')}`;
-  const podHost = `(q.?hostPort.orValue(0) != 0 ? q.hostPort : (${HOST_NETWORK} ? q.containerPort : 0))`;
-  const host = (port: number, hostIP: string) =>
-    declares(
-      `${podHost} == ${port} && ${protocol} && q.?hostIP.orValue("") == ${celString(hostIP)}`,
-    );
-  const same = declares(`q.containerPort == ${p.containerPort} && ${protocol}`);
-  const hostTaken = p.host
-    ? host(p.host.port, p.host.hostIP)
-    : `(${HOST_NETWORK} && ${host(p.containerPort, '')})`;
-  return `${same} || ${hostTaken}`;
+function portsTaken(a: AppliedSet, beside: boolean): string {
+  const ports = a.portSpecs.filter((p) => p.sidecar);
+  if (ports.length === 0) return '';
+  const initContainers = variable('initContainers');
+  const running = beside
+    ? initContainers
+    : `${initContainers}.filter(c, c.?restartPolicy.orValue("") == "Always")`;
+  const protocol = 'q.?protocol.orValue("TCP")';
+  const port = 'q.?containerPort.orValue(0)';
+  const podHost = `(q.?hostPort.orValue(0) != 0 ? q.hostPort : (${HOST_NETWORK} ? ${port} : 0))`;
+  const hostKey = `"host " + string(${podHost}) + "/" + ${protocol}`;
+  const explicit = ports.flatMap((p) => (p.host ? [p.host.key] : []));
+  const implicit = ports.flatMap((p) => (p.host ? [] : [hostPortKey(p.containerPort, p.protocol)]));
+  const cond = [
+    `string(${port}) + "/" + ${protocol} in ${celStrings(ports.map((p) => p.key))}`,
+    explicit.length > 0 ? `${hostKey} in ${celStrings(explicit)}` : '',
+    implicit.length > 0 ? `(${HOST_NETWORK} && ${hostKey} in ${celStrings(implicit)})` : '',
+  ].filter((x) => x !== '');
+  return `(${running} + ${variable('containers')}).exists(c, c.?ports.orValue([]).exists(q, ${cond.join(' || ')}))`;
 }
