@@ -154,7 +154,7 @@ describe("a set's ports against the pod's own", () => {
     const { parts, skipped } = matchSets([pinnedAlpha, beta], {
       pod: pod({}),
       namespace: 'assume-enabled',
-      owner: { kind: 'DaemonSet', name: 'collector' },
+      owner: { kind: 'DaemonSet', name: 'collector', source: 'stamp' },
       nativeSidecarSupported: true,
     });
     expect(parts.map((p) => p.name)).toEqual(['alpha']);
