@@ -8,6 +8,7 @@ import { DEFAULT_SET, setOwnerKind } from '../config/sidecar-set';
 import { isRecord, type Labels, type NamespaceMeta, type PodLike } from '../kubernetes/k8s';
 import { DISABLED, setInjectKey } from '../names';
 import { appliedSets, type AppliedSet } from './applied-sets';
+import { PassTaken } from './pass-taken';
 import { PodPorts, portKey } from './pod-ports';
 import { containerNames, type Decision, type SkipReason } from './decide';
 import { runsToCompletion, type Owner } from './owner';
@@ -163,7 +164,7 @@ export function matchSets(
   let parts: SetParts[] | undefined;
   let skipped: SetSkip[] | undefined;
   const names = new PodNames(input.pod);
-  let placed: Placed | undefined;
+  let placed: PassTaken | undefined;
   for (const a of sets) {
     const selected = selects(a, input);
     if (selected === false) continue;
@@ -178,8 +179,8 @@ export function matchSets(
       continue;
     }
     const native = nativeFor(a.set, input.nativeSidecarSupported);
-    placed ??= new Placed(input.proxy);
-    const skip = skipOf(a, input, names, native) ?? placed.clash(a);
+    placed ??= new PassTaken(input.proxy);
+    const skip = skipOf(a, input, names, native) ?? clash(placed, a);
     if (skip === undefined) {
       parts.push(setParts(a, native));
       placed.add(a);
@@ -188,57 +189,15 @@ export function matchSets(
   return parts && skipped ? { parts, skipped } : NONE;
 }
 
-/**
- * The names and ports taken in this pass: the proxy's, then each set's as it is added. The
- * configuration's check keeps sets that can meet apart; this keeps a pod valid whatever it was
- * checked against (a pinned proxy, a namespace not known).
- */
-class Placed {
-  private readonly names = new Map<string, string>();
-  private readonly ports = new Map<string, string>();
-  /** Volumes by name: who added each, and its definition (canonical JSON). */
-  private readonly volumes = new Map<string, { by: string; json: string | undefined }>();
-  constructor(proxy: SetMatchInput['proxy']) {
-    for (const n of proxy?.names ?? []) this.names.set(n, 'the proxy');
-    for (const p of proxy?.ports ?? []) this.ports.set(p, 'the proxy');
-  }
-  clash(a: AppliedSet): SetSkip | undefined {
-    const what = this.taken(a);
-    if (what === undefined) return undefined;
-    return {
-      set: a.set.name,
-      reason: 'name-collision',
-      detail: `set ${a.set.name} not added: it would take the ${what} in this pod; give it names and ports of its own`,
-    };
-  }
-  /** What of `a` another set of this pass (a pinned revision's, say) has taken already. */
-  private taken(a: AppliedSet): string | undefined {
-    const name = a.containerNames.find((n) => this.names.has(n));
-    if (name !== undefined) return `container ${name} of ${this.names.get(name)}`;
-    for (const p of a.portSpecs) {
-      const by = this.ports.get(p.key);
-      if (by !== undefined) return `${p.shown} of ${by}`;
-      const host = p.host && this.ports.get(p.host.key);
-      if (host) return `${p.host?.shown ?? ''} of ${host}`;
-    }
-    const volume = a.volumeNames.find((n) => {
-      const had = this.volumes.get(n);
-      return had !== undefined && had.json !== a.volumeJson.get(n);
-    });
-    if (volume !== undefined)
-      return `volume ${volume} of ${this.volumes.get(volume)?.by}, defined otherwise`;
-    return undefined;
-  }
-  add(a: AppliedSet): void {
-    const by = `set ${a.set.name}`;
-    for (const n of a.containerNames) this.names.set(n, by);
-    for (const p of a.portSpecs) {
-      this.ports.set(p.key, by);
-      if (p.host) this.ports.set(p.host.key, by);
-    }
-    for (const n of a.volumeNames)
-      if (!this.volumes.has(n)) this.volumes.set(n, { by, json: a.volumeJson.get(n) });
-  }
+/** A set that another set of this pass (a pinned revision's, say) has taken from. */
+function clash(placed: PassTaken, a: AppliedSet): SetSkip | undefined {
+  const what = placed.taken(a);
+  if (what === undefined) return undefined;
+  return {
+    set: a.set.name,
+    reason: 'name-collision',
+    detail: `set ${a.set.name} not added: it would take the ${what} in this pod; give it names and ports of its own`,
+  };
 }
 
 /** The names of a pod's containers and volumes, read the first time a set asks. */
