@@ -154,8 +154,8 @@ const hostNetworkRefusal = (a: AppliedSet, pod: PodLike): string | undefined =>
 
 /**
  * The sets a pod gets, in applied order, and the ones it is selected by but does not get. A
- * set the pod already carries (its label and its containers: a second pass of the webhook) is
- * neither: it is left as it is.
+ * set the pod already carries (its label, and its names or ports: a second pass of the webhook)
+ * is neither: it is left as it is.
  */
 export function matchSets(
   sets: readonly AppliedSet[],
