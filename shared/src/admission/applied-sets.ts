@@ -34,9 +34,7 @@ export interface AppliedSet {
    * directory, say). A pod without one of them does not get the set.
    */
   readonly podVolumes: readonly string[];
-  /** The container ports its containers declare, as `<number>/<protocol>` (portKey). */
-  readonly ports: readonly string[];
-  /** The same ports with their host ports, as the pod's own are compared with them. */
+  /** The ports its containers declare, init containers included, with their host ports. */
   readonly portSpecs: readonly SetPort[];
   /** A port whose hostPort is not its containerPort, which a host-network pod may not have. */
   readonly hostNetworkMismatch: string | undefined;
@@ -97,15 +95,9 @@ function sharedVolumes(
   return shared;
 }
 
-function portsOf(
-  set: SidecarSetConfig,
-): Pick<AppliedSet, 'ports' | 'portSpecs' | 'hostNetworkMismatch'> {
+function portsOf(set: SidecarSetConfig): Pick<AppliedSet, 'portSpecs' | 'hostNetworkMismatch'> {
   const portSpecs = setPorts(set);
-  return {
-    ports: portSpecs.map((p) => p.key),
-    portSpecs,
-    hostNetworkMismatch: hostNetworkMismatch(portSpecs),
-  };
+  return { portSpecs, hostNetworkMismatch: hostNetworkMismatch(portSpecs) };
 }
 
 /** The volumes a set's containers mount or use as devices but the set does not add, once each. */

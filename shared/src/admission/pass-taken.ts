@@ -21,12 +21,11 @@ export class PassTaken {
   taken(a: AppliedSet): string | undefined {
     const name = a.containerNames.find((n) => this.names.has(n));
     if (name !== undefined) return `container ${name} of ${this.names.get(name)}`;
-    for (const p of a.portSpecs) {
-      const by = this.ports.get(p.key);
-      if (by !== undefined) return `${p.shown} of ${by}`;
-      const host = p.host && this.ports.get(p.host.key);
-      if (host) return `${p.host?.shown ?? ''} of ${host}`;
-    }
+    for (const p of a.portSpecs)
+      for (const { key, shown } of p.host ? [p, p.host] : [p]) {
+        const by = this.ports.get(key);
+        if (by !== undefined) return `${shown} of ${by}`;
+      }
     const volume = a.volumeNames.find((n) => {
       const had = this.volumes.get(n);
       return had !== undefined && had.json !== a.volumeJson.get(n);

@@ -94,14 +94,9 @@ export function setSelectsTemplate(
     return `set ${name}'s namespaceSelector does not match namespace ${namespace.name}`;
   const names = new PodNames(template);
   // As the webhook reads the pods of a cluster that runs native sidecars.
-  const taken = takenNames(
-    a,
-    names,
-    template.metadata?.labels,
-    runsBeside(a, nativeFor(a.set, true)),
-  );
-  if (taken)
-    return `the template already has ${taken.join(', ')}: the webhook leaves set ${name} out`;
+  const beside = runsBeside(a, nativeFor(a.set, true));
+  const taken = takenOf(a, names, template.metadata?.labels, beside);
+  if (taken) return `the template already has ${listed(taken)}: the webhook leaves set ${name} out`;
   const refusal = hostNetworkRefusal(a, template);
   if (refusal) return `set ${name}'s ${refusal}: the webhook leaves it out`;
   const missing = a.podVolumes.filter((v) => !names.volumes.has(v));
@@ -125,7 +120,6 @@ function takenNames(
   a: AppliedSet,
   names: PodNames,
   labels: Labels | undefined,
-  beside: boolean,
 ): string[] | undefined {
   let taken: string[] | undefined;
   for (const n of a.containerNames) if (names.containers.has(n)) (taken ??= []).push(n);
@@ -141,12 +135,24 @@ function takenNames(
     )
       (taken ??= []).push(n);
   }
-  const ports = names.ports.taken(a.portSpecs, beside);
-  return ports ? [...(taken ?? []), ...ports] : taken;
+  return taken;
 }
 
-/** Whether an item takenNames found is a port (a name has no space). */
-const isPort = (taken: string): boolean => taken.includes(' ');
+/** The set's names and ports the pod uses already, or undefined; `beside` as for PodPorts.taken. */
+function takenOf(
+  a: AppliedSet,
+  names: PodNames,
+  labels: Labels | undefined,
+  beside: boolean,
+): { names?: string[]; ports?: string[] } | undefined {
+  const n = takenNames(a, names, labels);
+  const ports = names.ports.taken(a.portSpecs, beside);
+  return n || ports ? { names: n, ports } : undefined;
+}
+
+/** What takenOf found, as a warning lists it. */
+const listed = (taken: { names?: string[]; ports?: string[] }): string =>
+  [...(taken.names ?? []), ...(taken.ports ?? [])].join(', ');
 
 /** Why a host-network pod cannot take the set's ports as they are written, or undefined. */
 const hostNetworkRefusal = (a: AppliedSet, pod: PodLike): string | undefined =>
@@ -204,9 +210,10 @@ function clash(placed: PassTaken, a: AppliedSet): SetSkip | undefined {
 class PodNames {
   private c: Set<string> | undefined;
   private v: Set<string> | undefined;
-  readonly ports: PodPorts;
-  constructor(private readonly pod: PodLike) {
-    this.ports = new PodPorts(pod);
+  private p: PodPorts | undefined;
+  constructor(private readonly pod: PodLike) {}
+  get ports(): PodPorts {
+    return (this.p ??= new PodPorts(this.pod));
   }
   get containers(): Set<string> {
     return (this.c ??= containerNames(this.pod));
@@ -252,14 +259,14 @@ function collision(
   names: PodNames,
   native: boolean,
 ): SetSkip | 'carried' | undefined {
-  const taken = takenNames(a, names, pod.metadata?.labels, runsBeside(a, native));
+  const taken = takenOf(a, names, pod.metadata?.labels, runsBeside(a, native));
   if (!taken) return undefined;
   if (pod.metadata?.labels?.[a.revisionLabel] !== undefined) return 'carried';
-  const fix = taken.every(isPort) ? "change the set's port" : 'rename it';
+  const fix = taken.names ? 'rename it' : "change the set's port";
   return {
     set: a.set.name,
     reason: 'name-collision',
-    detail: `set ${a.set.name} not added: the pod already has ${taken.join(', ')}; ${fix} or opt the pod out with ${a.injectKey}=${DISABLED}`,
+    detail: `set ${a.set.name} not added: the pod already has ${listed(taken)}; ${fix} or opt the pod out with ${a.injectKey}=${DISABLED}`,
   };
 }
 

@@ -24,6 +24,9 @@ import type { Footprint, PlacedParts } from './placement';
 import { specOps } from './placement';
 import { isLabelValue, pinnedBy, saysDisabled, variable, type Variable } from './pod-facts';
 
+/** Whether the pod uses the host's network. */
+const HOST_NETWORK = 'object.spec.?hostNetwork.orValue(false)';
+
 /** One set at one revision, compiled. */
 export interface CompiledSet {
   readonly set: string;
@@ -110,7 +113,7 @@ function skipReason(snapshot: ConfigSnapshot, native: boolean): string {
   const has = (n: string) => `${celString(n)} in ${names}`;
   const rows: [string, string][] = [
     [variable('podOptedOut'), 'opted-out'],
-    ['object.spec.?hostNetwork.orValue(false)', 'host-network'],
+    [HOST_NETWORK, 'host-network'],
     [
       `${has(proxy.name)} && (${celString(REVISION)} in ${labels} || ${celString(STATUS)} in ${annotations})`,
       'already-injected',
@@ -234,8 +237,6 @@ export function compileSet(a: AppliedSet, current: boolean, context: CompileCont
     patch: `${variable('skip')} ? [] : ${patch}`,
   };
 }
-
-const HOST_NETWORK = 'object.spec.?hostNetwork.orValue(false)';
 
 /**
  * Whether the pod takes one of the set's sidecars' ports already (pod-ports.ts, PodPorts.taken),
