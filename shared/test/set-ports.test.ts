@@ -69,6 +69,20 @@ describe("a set's ports against the pod's own", () => {
     expect(inject(pod({})).sets).toEqual(['proxy', 'log-shipper', 'node-agent']);
   });
 
+  it("a pod's ports of the wrong shape are not read as ports, and throw nothing", () => {
+    const odd: unknown[] = [
+      'ports',
+      null,
+      [null, 7, 'x', { containerPort: '2020' }, { containerPort: null, hostPort: 9000 }],
+      [{ containerPort: 2020.5 }, { containerPort: -1, protocol: 7 }],
+    ];
+    for (const ports of odd) {
+      const containers = [{ name: 'app', image: 'a', ports }];
+      expect(inject(pod({ containers })).sets).toEqual(['proxy', 'log-shipper', 'node-agent']);
+      expect(inject(pod({ containers, hostNetwork: true })).sets).toEqual(['log-shipper']);
+    }
+  });
+
   it("a set that declares a port of the app's is left out, with a warning naming the port", () => {
     const result = inject(pod({ containers: app([{ containerPort: 2020 }]) }));
     expect(result.sets).toEqual(['proxy', 'node-agent']);
