@@ -98,8 +98,20 @@ function reportError(err: unknown, io: Io): number {
   return described.exit;
 }
 
+/** The file's bytes; an error that names it (Node's EISDIR does not). */
+async function readNamed(path: string): Promise<Buffer> {
+  try {
+    return await readFile(path);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (typeof e.message === 'string' && !e.message.includes(path))
+      e.message = `${path}: ${e.message}`;
+    throw e;
+  }
+}
+
 export const processIo: Io = {
-  readFile: async (path) => textOf(await readFile(path), path),
+  readFile: async (path) => textOf(await readNamed(path), path),
   readStdin: async () => {
     const chunks: Buffer[] = [];
     for await (const chunk of process.stdin) chunks.push(chunk as Buffer);

@@ -123,6 +123,16 @@ describe('outrigger inject on files in other encodings', () => {
     expect(code).toBe(0);
   });
 
+  it('exits 1 naming a directory given as a file', async () => {
+    const { code, err } = await new Promise<{ code: number; err: string }>((resolve) =>
+      execFile(process.execPath, [BIN, 'inject', '-f', dir], (error, _out, stderr) =>
+        resolve({ code: error ? Number(error.code) : 0, err: stderr }),
+      ),
+    );
+    expect(code).toBe(1);
+    expect(err).toBe(`error: ${dir}: EISDIR: illegal operation on a directory, read\n`);
+  });
+
   it('exits 1 with one line, no stack, for a file that is not text', async () => {
     const { code, out, err } = await inject(Buffer.from(POD, 'utf16le'));
     expect(code).toBe(1);
